@@ -1,0 +1,88 @@
+"""The ``clawcore`` command: one module per command group.
+
+Plugins add their own commands through the ``register_commands`` hook.
+Every :class:`~clawcore.errors.ClawcoreError` is printed as one line per
+problem, without a traceback, and sets the exit status.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+import pluggy
+
+from clawcore.config import clawcore_home
+from clawcore.errors import ClawcoreError, ConfigError
+
+__all__ = ["cli", "main"]
+
+#: Command modules; each defines a click command or group named ``command``.
+COMMAND_MODULES = (
+    "clawcore.cli.plugins_cmd",
+    "clawcore.cli.config_cmd",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--home",
+    envvar="CLAWCORE_HOME",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="State folder (config, workspace, sessions, index, audit). Default ~/.clawcore.",
+)
+@click.version_option(package_name="clawcore")
+@click.pass_context
+def cli(ctx: click.Context, home: Path | None) -> None:
+    """clawcore: memory and defence in depth for AI agents."""
+    from clawcore.cli.state import CliState
+
+    ctx.obj = CliState(home, ctx.obj)
+
+
+def _add_commands(group: click.Group, pm: pluggy.PluginManager) -> None:
+    for module_name in COMMAND_MODULES:
+        group.add_command(importlib.import_module(module_name).command)
+    pm.hook.register_commands(cli=group)
+
+
+def report(error: ClawcoreError) -> None:
+    """Print a user-facing error: one line per problem."""
+    if isinstance(error, ConfigError):
+        where = f"{error.path}: " if error.path else ""
+        for problem in error.problems:
+            click.echo(f"error: {where}{problem}", err=True)
+    else:
+        click.echo(f"error: {error}", err=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    from clawcore.cli.state import build_plugin_manager
+
+    try:
+        pm = build_plugin_manager(clawcore_home())
+        _add_commands(cli, pm)
+        status = cli.main(args=list(argv) if argv is not None else None, prog_name="clawcore",
+                          standalone_mode=False, obj=pm)
+    except ClawcoreError as error:
+        report(error)
+        return error.exit_code
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 1
+    except click.ClickException as error:
+        error.show()
+        return error.exit_code
+    except click.exceptions.Exit as exit_:
+        return exit_.exit_code
+    except KeyboardInterrupt:
+        return 130
+    return status if isinstance(status, int) else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

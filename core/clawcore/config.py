@@ -1,0 +1,314 @@
+"""Configuration: ``$CLAWCORE_HOME/clawcore.yaml``, validated with JSON Schema.
+
+The schema is assembled from the ``config_schema`` hook: the core owns only
+the ``plugins`` and ``workspace`` keys, every builtin and external plugin
+declares its own section. Unknown keys are errors with a "did you mean" hint,
+and every problem is reported on one line with its key path.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pluggy
+import yaml
+
+from clawcore.errors import ConfigError
+
+__all__ = [
+    "Config",
+    "build_schema",
+    "clawcore_home",
+    "load_config",
+    "parse_duration",
+    "parse_size",
+    "read_config_file",
+]
+
+CONFIG_FILE = "clawcore.yaml"
+
+PLUGINS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "Which plugins load.",
+    "properties": {
+        "load": {
+            "type": ["array", "null"],
+            "items": {"type": "string"},
+            "default": None,
+            "description": "Allowlist of external plugins; null loads all, [] none.",
+        },
+        "disable": {"type": "array", "items": {"type": "string"}, "default": []},
+        "required": {"type": "array", "items": {"type": "string"}, "default": []},
+        "trace": {"type": "boolean", "default": False},
+    },
+}
+
+ROOT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "plugins": PLUGINS_SCHEMA,
+        "workspace": {
+            "type": "string",
+            "default": "workspace",
+            "description": "Memory workspace; relative paths are under $CLAWCORE_HOME.",
+        },
+        "timezone": {
+            "type": ["string", "null"],
+            "default": None,
+            "description": "IANA zone for daily notes; null uses the machine's zone.",
+        },
+    },
+}
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+def parse_size(value: str | int) -> int:
+    """Bytes in a Docker-style size (``512m``, ``2g``, ``1024``, ``64KiB``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    match = _SIZE.match(str(value))
+    if not match:
+        raise ValueError(f"{value!r} is not a size like 512m")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def parse_duration(value: str | int | float) -> float:
+    """Seconds in a duration (``30s``, ``500ms``, ``2m``, ``1h``, or a number of seconds)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    match = _DURATION.match(str(value))
+    if not match:
+        raise ValueError(f"{value!r} is not a duration like 30s")
+    unit = match.group(2).lower() if match.group(2) else None
+    return float(match.group(1)) * _SECONDS[unit]
+
+
+_format_checker = jsonschema.FormatChecker()
+
+
+@_format_checker.checks("size", raises=ValueError)
+def _is_size(value: object) -> bool:
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        parse_size(value)
+    return True
+
+
+@_format_checker.checks("duration", raises=ValueError)
+def _is_duration(value: object) -> bool:
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        parse_duration(value)
+    return True
+
+
+def clawcore_home(environ: Mapping[str, str] | None = None) -> Path:
+    """``$CLAWCORE_HOME``, default ``~/.clawcore``."""
+    environ = os.environ if environ is None else environ
+    return Path(environ.get("CLAWCORE_HOME") or Path.home() / ".clawcore").expanduser()
+
+
+@dataclass(frozen=True)
+class Config:
+    """The effective configuration: the user's file with every default filled in."""
+
+    data: Mapping[str, Any]
+    home: Path
+    path: Path | None = None
+    #: The file's contents as written, before defaults (``config show --raw``).
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        """The value at a dotted key path (``"sandbox.docker.memoryLimit"``)."""
+        node: Any = self.data
+        for part in dotted.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    def section(self, dotted: str) -> Mapping[str, Any]:
+        value = self.get(dotted, {})
+        return value if isinstance(value, Mapping) else {}
+
+    @property
+    def workspace(self) -> Path:
+        return (self.home / str(self.data.get("workspace", "workspace"))).expanduser()
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """Parse the YAML file; a missing or empty file is an empty config."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the file: {exc}", path=str(path)) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{where}invalid YAML: {problem}", path=str(path)) from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"the top level must be a mapping of sections, not {_type_name(data)}",
+            path=str(path),
+        )
+    return data
+
+
+def build_schema(pm: pluggy.PluginManager | None) -> dict[str, Any]:
+    """The whole schema: the core's keys plus every plugin's section."""
+    schema = copy.deepcopy(ROOT_SCHEMA)
+    owners: dict[str, str] = {}
+    if pm is None:
+        return schema
+    for impl in pm.hook.config_schema.get_hookimpls():
+        fragments = impl.function()
+        if not fragments:
+            continue
+        for dotted, fragment in fragments.items():
+            if dotted in owners:
+                raise ConfigError(
+                    f"config section {dotted!r} is declared by both "
+                    f"{owners[dotted]!r} and {impl.plugin_name!r}"
+                )
+            owners[dotted] = impl.plugin_name
+            _graft(schema, dotted, fragment)
+    return schema
+
+
+def _graft(schema: dict[str, Any], dotted: str, fragment: Mapping[str, Any]) -> None:
+    node = schema
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        props = node.setdefault("properties", {})
+        node = props.setdefault(part, {"type": "object", "additionalProperties": False})
+    node.setdefault("properties", {})[parts[-1]] = copy.deepcopy(dict(fragment))
+
+
+def load_config(
+    home: Path | None = None,
+    *,
+    path: Path | None = None,
+    data: Mapping[str, Any] | None = None,
+    pm: pluggy.PluginManager | None = None,
+) -> Config:
+    """Read, validate and complete the configuration.
+
+    :param home: ``$CLAWCORE_HOME``; default from the environment.
+    :param path: the YAML file; default ``home/clawcore.yaml``.
+    :param data: an already-parsed config (the Python API); wins over ``path``.
+    :param pm: the plugin manager whose plugins contribute schema sections.
+    :raises ConfigError: with every problem, one line each, key path first.
+    """
+    home = home or clawcore_home()
+    if data is None:
+        path = path or home / CONFIG_FILE
+        raw = read_config_file(path)
+    else:
+        raw = copy.deepcopy(dict(data))
+    schema = build_schema(pm)
+    problems = validate(raw, schema)
+    if problems:
+        raise ConfigError(problems, path=str(path) if path else "")
+    effective = copy.deepcopy(raw)
+    fill_defaults(effective, schema)
+    return Config(effective, home, path, raw)
+
+
+def validate(data: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    """Every problem with ``data``, one line each, sorted by key path."""
+    validator = jsonschema.Draft202012Validator(schema, format_checker=_format_checker)
+    lines: list[str] = []
+    for error in validator.iter_errors(data):
+        lines.extend(_describe(error))
+    return sorted(dict.fromkeys(lines))
+
+
+def _key_path(parts: Iterator[Any] | Any) -> str:
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def _describe(error: jsonschema.ValidationError) -> list[str]:
+    where = _key_path(error.absolute_path)
+    prefix = "" if where == "(top level)" else where + "."
+    if error.validator == "additionalProperties":
+        known = list(error.schema.get("properties", {}))
+        extras = [key for key in error.instance if key not in known]
+        lines = []
+        for key in extras:
+            hint = difflib.get_close_matches(str(key), known, n=1)
+            suggestion = f" (did you mean {hint[0]!r}?)" if hint else (
+                f" (known keys: {', '.join(known)})" if known else ""
+            )
+            lines.append(f"{prefix}{key}: unknown key{suggestion}")
+        return lines
+    if error.validator == "format":
+        kind = error.validator_value
+        example = {"size": "a size like 512m", "duration": "a duration like 30s"}.get(
+            kind, f"a valid {kind}"
+        )
+        return [f"{where}: {error.instance!r} is not {example}"]
+    if error.validator == "type":
+        expected = error.validator_value
+        names = expected if isinstance(expected, list) else [expected]
+        return [f"{where}: expected {' or '.join(names)}, got {_type_name(error.instance)} {_short(error.instance)}"]
+    if error.validator == "enum":
+        choices = ", ".join(repr(c) for c in error.validator_value)
+        return [f"{where}: {_short(error.instance)} is not one of {choices}"]
+    if error.validator == "required":
+        return [f"{where}: {error.message}"]
+    return [f"{where}: {error.message}"]
+
+
+def _type_name(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    if value is None:
+        return "null"
+    return type(value).__name__
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def fill_defaults(data: dict[str, Any], schema: Mapping[str, Any]) -> None:
+    """Fill missing keys from ``default`` values, descending into sub-objects."""
+    for key, sub in schema.get("properties", {}).items():
+        if key not in data:
+            if "default" in sub:
+                data[key] = copy.deepcopy(sub["default"])
+            elif sub.get("type") == "object" and "properties" in sub:
+                data[key] = {}
+        if isinstance(data.get(key), dict) and "properties" in sub:
+            fill_defaults(data[key], sub)

@@ -1,0 +1,253 @@
+"""The typed facade over ``pm.hook``, and the rules for combining answers.
+
+The rest of the core calls hooks only through :class:`Hooks`. Combination
+rules live here and nowhere else:
+
+* decision hooks (``decide_tool_call`` + ``before_tool_call``,
+  ``message_sending``, ``subagent_spawning``): every answer counts, the
+  strictest wins (deny > confirm > allow); an implementation that raises
+  counts as a deny (fail closed) and is reported through ``on_failure``;
+* verdict hooks (``message_received``, ``after_tool_call``): all verdicts are
+  collected; one that raises counts as a suspicious verdict;
+* transform hooks (``tool_result_persist``, ``before_message_write``): each
+  implementation receives the previous one's output, in pluggy's call order
+  (last registered first, builtins last);
+* registries (``register_*``): each plugin calls ``register``; a duplicate
+  name is an error naming both plugins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import pluggy
+
+from clawcore.errors import PluginError
+from clawcore.types import (
+    Action,
+    Decision,
+    HookContext,
+    Level,
+    Message,
+    PromptSection,
+    Tool,
+    ToolCall,
+    ToolResult,
+    Verdict,
+)
+
+__all__ = ["Hooks", "strictest"]
+
+FailureHandler = Callable[[str, str, BaseException, "HookContext | None"], None]
+
+
+def strictest(decisions: Sequence[Decision], *, default: Action = Action.ALLOW) -> Decision:
+    """Combine decisions: the strictest action wins, reasons and rules of that action are kept.
+
+    With no decisions at all the answer is ``default``.
+    """
+    if not decisions:
+        return Decision(default)
+    top = max(d.action.rank for d in decisions)
+    winners = [d for d in decisions if d.action.rank == top]
+    reasons = tuple(dict.fromkeys(r for d in winners for r in d.reasons))
+    rules = tuple(dict.fromkeys(r for d in winners for r in d.rules))
+    sources = ",".join(dict.fromkeys(d.source for d in winners if d.source))
+    return Decision(winners[0].action, reasons, rules, sources)
+
+
+class Hooks:
+    """Typed calls into the plugin manager.
+
+    :param pm: the plugin manager.
+    :param on_failure: called as ``on_failure(hook, plugin, exc, context)``
+        when an implementation raises; the runtime audits it.
+    """
+
+    def __init__(self, pm: pluggy.PluginManager, on_failure: FailureHandler | None = None) -> None:
+        self.pm = pm
+        self._on_failure = on_failure or (lambda hook, plugin, exc, ctx: None)
+
+    # -- per-implementation calls -------------------------------------------
+
+    def _each(self, name: str, context: HookContext | None, **kwargs: Any) -> Iterator[tuple[str, Any]]:
+        """Call each implementation of ``name`` on its own, in pluggy's order.
+
+        Yields ``(plugin_name, result)``; a raised exception is yielded as the
+        result after ``on_failure`` saw it. Each call goes through
+        ``subset_hook_caller`` so tracing and wrappers still apply.
+        """
+        caller = getattr(self.pm.hook, name)
+        impls = caller.get_hookimpls()
+        plugins = [impl.plugin for impl in impls]
+        for impl in reversed(impls):
+            others = [p for p in plugins if p is not impl.plugin]
+            single = self.pm.subset_hook_caller(name, remove_plugins=others)
+            try:
+                results = single(**kwargs)
+            except Exception as exc:  # fail closed is decided by the caller
+                self._on_failure(name, impl.plugin_name, exc, context)
+                yield impl.plugin_name, exc
+                continue
+            for result in results:
+                yield impl.plugin_name, result
+
+    def _decide(self, names: Sequence[str], context: HookContext | None, **kwargs: Any) -> Decision:
+        decisions: list[Decision] = []
+        for name in names:
+            for plugin, answer in self._each(name, context, **kwargs):
+                if isinstance(answer, BaseException):
+                    decisions.append(
+                        Decision.deny(
+                            f"{name} in plugin {plugin!r} failed ({type(answer).__name__}: {answer}); "
+                            "denied because a security decision must not fail open",
+                            rules=("hook-failure",),
+                            source=plugin,
+                        )
+                    )
+                elif isinstance(answer, Decision):
+                    decisions.append(answer if answer.source else replace(answer, source=plugin))
+                elif answer is not None:
+                    decisions.append(
+                        Decision.deny(
+                            f"{name} in plugin {plugin!r} returned {type(answer).__name__}, not a Decision",
+                            rules=("hook-failure",),
+                            source=plugin,
+                        )
+                    )
+        return strictest(decisions)
+
+    def _verdicts(self, name: str, context: HookContext, **kwargs: Any) -> list[Verdict]:
+        verdicts: list[Verdict] = []
+        for plugin, answer in self._each(name, context, **kwargs):
+            if isinstance(answer, BaseException):
+                verdicts.append(
+                    Verdict(
+                        Level.SUSPICIOUS,
+                        0.0,
+                        (f"monitor {plugin!r} failed: {type(answer).__name__}: {answer}",),
+                        ("hook-failure",),
+                        plugin,
+                    )
+                )
+            elif isinstance(answer, Verdict):
+                verdicts.append(answer if answer.source else replace(answer, source=plugin))
+        return verdicts
+
+    # -- decisions -----------------------------------------------------------
+
+    def decide_tool_call(self, call: ToolCall, context: HookContext) -> Decision:
+        """Policy deciders and monitors together, strictest wins."""
+        return self._decide(("decide_tool_call", "before_tool_call"), context, call=call, context=context)
+
+    def message_sending(self, message: Message, context: HookContext) -> Decision:
+        return self._decide(("message_sending",), context, message=message, context=context)
+
+    def subagent_spawning(self, task: str, context: HookContext) -> Decision:
+        return self._decide(("subagent_spawning",), context, task=task, context=context)
+
+    # -- verdicts ------------------------------------------------------------
+
+    def message_received(self, message: Message, context: HookContext) -> list[Verdict]:
+        return self._verdicts("message_received", context, message=message, context=context)
+
+    def after_tool_call(self, call: ToolCall, result: ToolResult, context: HookContext) -> list[Verdict]:
+        return self._verdicts("after_tool_call", context, call=call, result=result, context=context)
+
+    # -- transforms ----------------------------------------------------------
+
+    def tool_result_persist(self, call: ToolCall, result: ToolResult, context: HookContext) -> str:
+        """The text to persist: each implementation may replace the previous text.
+
+        An implementation that raises is skipped (its failure is reported);
+        the text stays as the previous implementation left it.
+        """
+        text = result.content
+        caller = self.pm.hook.tool_result_persist
+        for impl in reversed(caller.get_hookimpls()):
+            answer = self._call_one("tool_result_persist", impl, context, call=call, result=result, text=text, context=context)
+            if isinstance(answer, str):
+                text = answer
+        return text
+
+    def before_message_write(self, message: Message, context: HookContext) -> Message:
+        caller = self.pm.hook.before_message_write
+        for impl in reversed(caller.get_hookimpls()):
+            answer = self._call_one("before_message_write", impl, context, message=message, context=context)
+            if isinstance(answer, Message):
+                message = answer
+        return message
+
+    def _call_one(self, name: str, impl: pluggy.HookImpl, context: HookContext | None, **kwargs: Any) -> Any:
+        others = [i.plugin for i in getattr(self.pm.hook, name).get_hookimpls() if i.plugin is not impl.plugin]
+        try:
+            results = self.pm.subset_hook_caller(name, remove_plugins=others)(**kwargs)
+        except Exception as exc:
+            self._on_failure(name, impl.plugin_name, exc, context)
+            return None
+        return results[0] if results else None
+
+    # -- notifications -------------------------------------------------------
+
+    def before_prompt_build(self, context: HookContext) -> list[PromptSection]:
+        sections: list[PromptSection] = []
+        for _plugin, answer in self._each("before_prompt_build", context, context=context):
+            if isinstance(answer, PromptSection):
+                sections.append(answer)
+            elif isinstance(answer, (list, tuple)):
+                sections.extend(s for s in answer if isinstance(s, PromptSection))
+        return sorted(sections, key=lambda s: s.order)
+
+    def notify(self, name: str, context: HookContext | None, **kwargs: Any) -> None:
+        """Fire a notification hook (``session_start``, ``session_end``,
+        ``gateway_start``, ``before_compaction``, ``after_compaction``,
+        ``record_audit_event``); failures are reported, never raised."""
+        for _ in self._each(name, context, **kwargs):
+            pass
+
+    # -- registries ----------------------------------------------------------
+
+    def registry(self, hook_name: str) -> dict[str, Any]:
+        """Collect ``register(name, value)`` calls of a ``register_*`` hook."""
+        found: dict[str, Any] = {}
+        owners: dict[str, str] = {}
+        caller = getattr(self.pm.hook, hook_name)
+        for impl in reversed(caller.get_hookimpls()):
+
+            def register(name: str, value: Any, _plugin: str = impl.plugin_name) -> None:
+                if name in found:
+                    raise PluginError(
+                        f"{hook_name}: {name!r} is registered by both {owners[name]!r} and {_plugin!r}"
+                    )
+                found[name] = value
+                owners[name] = _plugin
+
+            others = [i.plugin for i in caller.get_hookimpls() if i.plugin is not impl.plugin]
+            self.pm.subset_hook_caller(hook_name, remove_plugins=others)(register=register)
+        return found
+
+    def tools(self) -> dict[str, Tool]:
+        """Every registered tool by name."""
+        found: dict[str, Tool] = {}
+
+        def register(tool: Tool) -> None:
+            if tool.name in found:
+                raise PluginError(f"register_tools: tool {tool.name!r} is registered twice")
+            found[tool.name] = tool
+
+        self.pm.hook.register_tools(register=register)
+        return found
+
+    def embedding_providers(self) -> Mapping[str, Any]:
+        return self.registry("register_embedding_providers")
+
+    def retrievers(self) -> Mapping[str, Any]:
+        return self.registry("register_retrievers")
+
+    def sandbox_backends(self) -> Mapping[str, Any]:
+        return self.registry("register_sandbox_backends")
+
+    def models(self) -> Mapping[str, Any]:
+        return self.registry("register_models")

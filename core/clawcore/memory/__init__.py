@@ -1,0 +1,1 @@
+"""Memory: Markdown files first, a derived SQLite index for search."""

@@ -1,0 +1,230 @@
+"""The plugin manager factory.
+
+Builtins are ordinary plugin modules registered first; external plugins come
+from the ``clawcore`` entry-point group. Nothing happens at import time: every
+caller (the runtime, a test) builds its own manager with
+:func:`get_plugin_manager`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+
+import importlib_metadata
+import pluggy
+
+from clawcore import hookspecs
+from clawcore.errors import ConfigError, PluginError
+
+__all__ = [
+    "BUILTIN_PLUGINS",
+    "PluginInfo",
+    "PluginSettings",
+    "get_plugin_manager",
+    "plugin_infos",
+]
+
+ENTRY_POINT_GROUP = hookspecs.PROJECT
+
+#: Builtin plugin name -> module. Registered in this order, before externals.
+BUILTIN_PLUGINS: Mapping[str, str] = {
+    "memory": "clawcore.memory.plugin",
+    "policy": "clawcore.security.plugin",
+    "audit": "clawcore.security.audit_plugin",
+    "sandbox-local": "clawcore.sandbox.plugin",
+    "tools": "clawcore.agent.plugin",
+    "gateway": "clawcore.gateway.plugin",
+}
+
+
+@dataclass(frozen=True)
+class PluginSettings:
+    """Which plugins to load: the ``plugins`` config section merged with the environment.
+
+    ``load`` is an allowlist of external plugins (None = all, empty = none);
+    ``disable`` blocks plugins by name before they are imported; ``required``
+    plugins must be present or start-up fails closed.
+    """
+
+    load: tuple[str, ...] | None = None
+    disable: tuple[str, ...] = ()
+    required: tuple[str, ...] = ()
+    trace: bool = False
+
+    @classmethod
+    def from_sources(
+        cls, section: Mapping[str, object] | None = None, environ: Mapping[str, str] | None = None
+    ) -> PluginSettings:
+        """Combine the config's ``plugins`` section with ``CLAWCORE_*`` variables.
+
+        The environment wins for ``load``; ``disable`` and ``required`` are unions.
+        """
+        from clawcore.config import PLUGINS_SCHEMA, validate
+
+        section = section or {}
+        problems = validate({"plugins": dict(section)}, {"type": "object", "properties": {"plugins": PLUGINS_SCHEMA}})
+        if problems:
+            raise ConfigError(problems)
+        environ = os.environ if environ is None else environ
+        load: tuple[str, ...] | None = None
+        if section.get("load") is not None:
+            load = tuple(section["load"])  # type: ignore[arg-type]
+        if "CLAWCORE_LOAD_PLUGINS" in environ:
+            load = _split(environ["CLAWCORE_LOAD_PLUGINS"])
+        disable = tuple(section.get("disable") or ()) + _split(
+            environ.get("CLAWCORE_DISABLE_PLUGINS", "")
+        )
+        required = tuple(section.get("required") or ())
+        trace = environ.get("CLAWCORE_TRACE_PLUGINS", "") not in ("", "0") or bool(
+            section.get("trace", False)
+        )
+        return cls(load, tuple(dict.fromkeys(disable)), tuple(dict.fromkeys(required)), trace)
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """One registered plugin, as ``clawcore plugins`` lists it."""
+
+    name: str
+    distribution: str
+    version: str
+    builtin: bool
+    hooks: tuple[str, ...] = field(default=())
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def _distribution_hint(name: str) -> str:
+    return "clawcore-" + name.replace("_", "-")
+
+
+def get_plugin_manager(
+    settings: PluginSettings | None = None,
+    *,
+    load_entrypoints: bool = True,
+    builtins: bool = True,
+) -> pluggy.PluginManager:
+    """Build a plugin manager with the builtins and the installed plugins.
+
+    :param settings: allow/deny/required/trace switches; default from the
+        environment alone.
+    :param load_entrypoints: False for a manager with builtins only (tests).
+    :param builtins: False for a manager with no plugins at all.
+    :raises PluginError: a required plugin is missing, blocked or broken.
+    """
+    settings = settings or PluginSettings.from_sources()
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    for name in settings.disable:
+        # Blocked before anything is imported: a disabled plugin never runs code.
+        pm.set_blocked(name)
+
+    if builtins:
+        for name, module_name in BUILTIN_PLUGINS.items():
+            if pm.is_blocked(name):
+                continue
+            pm.register(importlib.import_module(module_name), name=name)
+
+    if load_entrypoints:
+        _load_entrypoints(pm, settings)
+
+    for name in settings.required:
+        if pm.get_plugin(name) is None:
+            if pm.is_blocked(name):
+                raise PluginError(
+                    f"required plugin {name!r} is disabled (plugins.disable or "
+                    f"CLAWCORE_DISABLE_PLUGINS); remove it from one list or the other"
+                )
+            raise PluginError(
+                f"required plugin {name!r} is not installed: "
+                f"pip install {_distribution_hint(name)}"
+            )
+
+    pm.check_pending()
+    if settings.trace:
+        pm.add_hookcall_monitoring(_trace_before, _trace_after)
+    return pm
+
+
+def _trace_before(hook_name: str, hook_impls: list[pluggy.HookImpl], kwargs: Mapping[str, object]) -> None:
+    names = ", ".join(impl.plugin_name for impl in hook_impls)
+    sys.stderr.write(f"clawcore trace: {hook_name} -> [{names}]\n")
+
+
+def _trace_after(
+    outcome: pluggy.Result[object],
+    hook_name: str,
+    hook_impls: list[pluggy.HookImpl],
+    kwargs: Mapping[str, object],
+) -> None:
+    failed = outcome.exception
+    state = f"raised {type(failed).__name__}" if failed is not None else "ok"
+    sys.stderr.write(f"clawcore trace: {hook_name} {state}\n")
+
+
+def _load_entrypoints(pm: pluggy.PluginManager, settings: PluginSettings) -> None:
+    for ep in _entry_points():
+        if pm.is_blocked(ep.name) or pm.get_plugin(ep.name) is not None:
+            continue
+        if settings.load is not None and ep.name not in settings.load:
+            continue
+        try:
+            plugin = ep.load()
+        except Exception as exc:  # an optional plugin may be broken; decide per plugin
+            message = f"plugin {ep.name!r} ({_dist_label(ep)}) failed to import: {type(exc).__name__}: {exc}"
+            if ep.name in settings.required:
+                raise PluginError(message + "; it is required, so start-up stops") from exc
+            warnings.warn(message + "; skipped", RuntimeWarning, stacklevel=3)
+            continue
+        pm.register(plugin, name=ep.name)
+
+
+def _entry_points() -> Iterable[importlib_metadata.EntryPoint]:
+    seen: set[str] = set()
+    for ep in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in seen:  # the same distribution found twice on sys.path
+            seen.add(ep.name)
+            yield ep
+
+
+def _dist_label(ep: importlib_metadata.EntryPoint) -> str:
+    dist = ep.dist
+    return f"{dist.name} {dist.version}" if dist is not None else ep.value
+
+
+def plugin_infos(pm: pluggy.PluginManager) -> list[PluginInfo]:
+    """Describe every registered plugin: name, distribution, version, hooks."""
+    dists = {ep.name: ep.dist for ep in _entry_points()}
+    core = importlib_metadata.version("clawcore") if _has_dist("clawcore") else "0+unknown"
+    infos = []
+    for name, plugin in pm.list_name_plugin():
+        if plugin is None:  # blocked
+            continue
+        hooks = tuple(sorted(caller.name for caller in pm.get_hookcallers(plugin) or ()))
+        builtin = name in BUILTIN_PLUGINS and isinstance(plugin, ModuleType) and (
+            plugin.__name__ == BUILTIN_PLUGINS[name]
+        )
+        dist = dists.get(name)
+        if builtin:
+            infos.append(PluginInfo(name, "clawcore", core, True, hooks))
+        elif dist is not None:
+            infos.append(PluginInfo(name, dist.name, dist.version, False, hooks))
+        else:
+            infos.append(PluginInfo(name, "", "", False, hooks))
+    return infos
+
+
+def _has_dist(name: str) -> bool:
+    try:
+        importlib_metadata.distribution(name)
+    except importlib_metadata.PackageNotFoundError:
+        return False
+    return True

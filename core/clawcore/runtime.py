@@ -1,0 +1,296 @@
+"""The runtime: configuration, plugins, memory, tools and security, wired together.
+
+Every way into clawcore — the CLI, the gateway, the Python API, the agent
+loop — goes through one :class:`Runtime`, so a tool call from any of them
+passes the same deciders, monitors, sandbox and audit log.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from clawcore.config import Config, clawcore_home, load_config, read_config_file
+from clawcore.errors import ClawcoreError, PluginError
+from clawcore.hooks import Hooks
+from clawcore.plugins import PluginSettings, get_plugin_manager
+from clawcore.types import (
+    Action,
+    AuditEvent,
+    Decision,
+    HookContext,
+    ProviderUnavailable,
+    SandboxBackend,
+    Tool,
+    ToolCall,
+    ToolResult,
+)
+
+if TYPE_CHECKING:
+    from clawcore.memory import Memory
+
+__all__ = ["ConfirmHandler", "Runtime", "ToolContext"]
+
+#: Asked when a decision is ``confirm``: return True to run the call.
+ConfirmHandler = Callable[[ToolCall, Decision], bool]
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool handler gets besides its arguments."""
+
+    runtime: Runtime
+    hook: HookContext
+
+    @property
+    def workspace(self) -> Path:
+        return self.runtime.workspace
+
+    @property
+    def memory(self) -> Memory:
+        return self.runtime.memory
+
+    @property
+    def sandbox(self) -> SandboxBackend:
+        return self.runtime.sandbox
+
+
+class Runtime:
+    """Configuration, plugins and every subsystem, for one ``$CLAWCORE_HOME``.
+
+    :param home: ``$CLAWCORE_HOME``; default from the environment.
+    :param config: a parsed config mapping (the Python API); default the
+        home's ``clawcore.yaml``.
+    :param plugin_manager: a prepared manager (tests); default one built
+        from the config's ``plugins`` section and the environment.
+    :param confirm: asked for every ``confirm`` decision; with none,
+        confirm means deny.
+    :raises ClawcoreError: invalid configuration or a missing required plugin.
+    """
+
+    def __init__(
+        self,
+        home: Path | str | None = None,
+        *,
+        config: Mapping[str, Any] | Config | None = None,
+        plugin_manager: pluggy.PluginManager | None = None,
+        confirm: ConfirmHandler | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.home = Path(home).expanduser() if home is not None else clawcore_home(environ)
+        if isinstance(config, Config):
+            raw: Mapping[str, Any] = config.raw
+        elif config is not None:
+            raw = config
+        else:
+            raw = read_config_file(self.home / "clawcore.yaml")
+        plugin_section = raw.get("plugins") if isinstance(raw.get("plugins"), Mapping) else None
+        self.pm = plugin_manager or get_plugin_manager(PluginSettings.from_sources(plugin_section, environ))
+        if isinstance(config, Config):
+            self.config = config
+        elif config is not None:
+            self.config = load_config(self.home, data=config, pm=self.pm)
+        else:
+            self.config = load_config(self.home, pm=self.pm)
+        self.confirm = confirm
+        self.hooks = Hooks(self.pm, on_failure=self._hook_failed)
+        self._sandbox: SandboxBackend | None = None
+        self._memory: Memory | None = None
+        self._started = False
+
+    # -- identity -------------------------------------------------------------
+
+    @property
+    def workspace(self) -> Path:
+        return self.config.workspace
+
+    def context(self, session_id: str = "", *, conversation_id: str = "", channel: str = "local") -> HookContext:
+        """The :class:`HookContext` for a session (``""`` for runtime-level work)."""
+
+        def record(kind: str, data: Mapping[str, Any], _sid: str = session_id) -> None:
+            self.audit(kind, data, session_id=_sid)
+
+        return HookContext(
+            session_id=session_id,
+            home=self.home,
+            workspace=self.workspace,
+            config=self.config.data,
+            conversation_id=conversation_id or session_id,
+            channel=channel,
+            record=record,
+        )
+
+    def start(self) -> None:
+        """Fire ``gateway_start`` once; idempotent."""
+        if not self._started:
+            self._started = True
+            self.hooks.notify("gateway_start", None, config=self.config.data, home=self.home)
+
+    # -- audit ----------------------------------------------------------------
+
+    def audit(self, kind: str, data: Mapping[str, Any], *, session_id: str = "") -> None:
+        """Send an event to every audit sink, secrets redacted first."""
+        from clawcore.security.secrets import redact_data
+
+        event = AuditEvent(kind, redact_data(dict(data)), session_id, time.time())
+        context = None
+        self.hooks.notify("record_audit_event", context, event=event, context=context)
+
+    def _hook_failed(self, hook: str, plugin: str, exc: BaseException, context: HookContext | None) -> None:
+        if hook == "record_audit_event":
+            return  # never recurse into a failing sink
+        self.audit(
+            "hook.error",
+            {"hook": hook, "plugin": plugin, "error": f"{type(exc).__name__}: {exc}"},
+            session_id=context.session_id if context else "",
+        )
+
+    # -- subsystems ------------------------------------------------------------
+
+    @property
+    def memory(self) -> Memory:
+        """The memory index over the workspace, opened on first use."""
+        if self._memory is None:
+            from clawcore.memory import open_memory
+
+            self._memory = open_memory(
+                self.workspace,
+                self.config,
+                plugin_manager=self.pm,
+                index_path=self.home / "index" / "memory.sqlite",
+            )
+        return self._memory
+
+    @property
+    def sandbox(self) -> SandboxBackend:
+        """The configured sandbox backend, created on first use."""
+        if self._sandbox is None:
+            self._sandbox = self.make_sandbox()
+        return self._sandbox
+
+    def make_sandbox(self, name: str | None = None, *, session_id: str = "") -> SandboxBackend:
+        """Create a sandbox backend by name (default ``sandbox.backend``)."""
+        backends = self.hooks.sandbox_backends()
+        name = name or str(self.config.get("sandbox.backend", "local"))
+        if name not in backends:
+            raise PluginError(
+                f"sandbox backend {name!r} is not available (have: {', '.join(sorted(backends)) or 'none'}); "
+                f"install clawcore-sandbox-{name} or set sandbox.backend"
+            )
+        try:
+            return backends[name](self.config, self.context(session_id))
+        except ProviderUnavailable as exc:
+            raise PluginError(f"sandbox backend {name!r} is unavailable: {exc}") from exc
+
+    @cached_property
+    def tools(self) -> dict[str, Tool]:
+        """Every tool registered by the builtins and plugins, by name."""
+        return self.hooks.tools()
+
+    # -- the tool-call pipeline ---------------------------------------------
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        context: HookContext | None = None,
+        call_id: str = "",
+    ) -> ToolResult:
+        """Run one tool call through policy, monitors, sandbox and audit.
+
+        Order: ``decide_tool_call`` + ``before_tool_call`` (strictest wins) →
+        confirmation → the tool → ``after_tool_call`` → ``tool_result_persist``.
+        A denied call returns an error result; nothing raises for a tool's own
+        failure.
+        """
+        context = context or self.context()
+        call = ToolCall(name, dict(arguments or {}), call_id or uuid.uuid4().hex[:12])
+        tool = self.tools.get(name)
+        if tool is None:
+            self.audit("tool.unknown", {"tool": name}, session_id=context.session_id)
+            return ToolResult(f"error: unknown tool {name!r}; available: {', '.join(sorted(self.tools))}", is_error=True)
+
+        decision = self.decide(call, context)
+        if decision.action is not Action.ALLOW:
+            return ToolResult("denied: " + ("; ".join(decision.reasons) or "by policy"), is_error=True,
+                              metadata={"decision": decision.action.value, "rules": list(decision.rules)})
+
+        started = time.monotonic()
+        try:
+            result = tool.handler(call.arguments, ToolContext(self, context))
+        except ClawcoreError as exc:
+            result = ToolResult(f"error: {exc}", is_error=True)
+        except Exception as exc:  # a tool bug must not take the agent down
+            result = ToolResult(f"error: {name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        self.audit(
+            "tool.executed",
+            {"tool": name, "call_id": call.id, "is_error": result.is_error,
+             "seconds": round(time.monotonic() - started, 4)},
+            session_id=context.session_id,
+        )
+        verdicts = self.hooks.after_tool_call(call, result, context)
+        for verdict in verdicts:
+            if verdict.flagged:
+                self.audit(
+                    "monitor.verdict",
+                    {"hook": "after_tool_call", "tool": name, "level": verdict.level.value,
+                     "score": verdict.score, "rules": list(verdict.rules), "source": verdict.source},
+                    session_id=context.session_id,
+                )
+        text = self.hooks.tool_result_persist(call, result, context)
+        return ToolResult(text, result.is_error, result.untrusted, result.metadata)
+
+    def decide(self, call: ToolCall, context: HookContext) -> Decision:
+        """The final decision on a call, confirmation included, audited."""
+        decision = self.hooks.decide_tool_call(call, context)
+        record: dict[str, Any] = {
+            "tool": call.name,
+            "call_id": call.id,
+            "arguments": dict(call.arguments),
+            "action": decision.action.value,
+            "reasons": list(decision.reasons),
+            "rules": list(decision.rules),
+            "source": decision.source,
+        }
+        if decision.action is Action.CONFIRM:
+            if self.confirm is None:
+                answer = False
+                record["confirmation"] = "no handler (non-interactive): denied"
+            else:
+                try:
+                    answer = bool(self.confirm(call, decision))
+                except Exception as exc:  # a broken prompt is a no
+                    answer = False
+                    record["confirmation_error"] = f"{type(exc).__name__}: {exc}"
+                record["confirmation"] = "approved" if answer else "refused"
+            final = Decision(Action.ALLOW if answer else Action.DENY, decision.reasons, decision.rules, decision.source)
+        else:
+            final = decision
+        record["final"] = final.action.value
+        self.audit("tool.decision", record, session_id=context.session_id)
+        return final
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the memory index and the sandbox backend."""
+        if self._memory is not None:
+            self._memory.close()
+            self._memory = None
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
