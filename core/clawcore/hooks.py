@@ -72,32 +72,32 @@ class Hooks:
 
     # -- per-implementation calls -------------------------------------------
 
-    def _each(self, name: str, context: HookContext | None, **kwargs: Any) -> Iterator[tuple[str, Any]]:
+    def _each(self, name: str, failing_context: HookContext | None, /, **kwargs: Any) -> Iterator[tuple[str, Any]]:
         """Call each implementation of ``name`` on its own, in pluggy's order.
 
         Yields ``(plugin_name, result)``; a raised exception is yielded as the
         result after ``on_failure`` saw it. Each call goes through
         ``subset_hook_caller`` so tracing and wrappers still apply.
         """
-        caller = getattr(self.pm.hook, name)
-        impls = caller.get_hookimpls()
-        plugins = [impl.plugin for impl in impls]
-        for impl in reversed(impls):
-            others = [p for p in plugins if p is not impl.plugin]
-            single = self.pm.subset_hook_caller(name, remove_plugins=others)
+        for impl in reversed(getattr(self.pm.hook, name).get_hookimpls()):
             try:
-                results = single(**kwargs)
+                results = self._single(name, impl)(**kwargs)
             except Exception as exc:  # fail closed is decided by the caller
-                self._on_failure(name, impl.plugin_name, exc, context)
+                self._on_failure(name, impl.plugin_name, exc, failing_context)
                 yield impl.plugin_name, exc
                 continue
             for result in results:
                 yield impl.plugin_name, result
 
-    def _decide(self, names: Sequence[str], context: HookContext | None, **kwargs: Any) -> Decision:
+    def _single(self, name: str, impl: pluggy.HookImpl) -> Any:
+        """A hook caller that reaches only ``impl``'s plugin."""
+        others = [i.plugin for i in getattr(self.pm.hook, name).get_hookimpls() if i.plugin is not impl.plugin]
+        return self.pm.subset_hook_caller(name, remove_plugins=others)
+
+    def _decide(self, names: Sequence[str], failing_context: HookContext | None, /, **kwargs: Any) -> Decision:
         decisions: list[Decision] = []
         for name in names:
-            for plugin, answer in self._each(name, context, **kwargs):
+            for plugin, answer in self._each(name, failing_context, **kwargs):
                 if isinstance(answer, BaseException):
                     decisions.append(
                         Decision.deny(
@@ -119,9 +119,9 @@ class Hooks:
                     )
         return strictest(decisions)
 
-    def _verdicts(self, name: str, context: HookContext, **kwargs: Any) -> list[Verdict]:
+    def _verdicts(self, name: str, failing_context: HookContext, /, **kwargs: Any) -> list[Verdict]:
         verdicts: list[Verdict] = []
-        for plugin, answer in self._each(name, context, **kwargs):
+        for plugin, answer in self._each(name, failing_context, **kwargs):
             if isinstance(answer, BaseException):
                 verdicts.append(
                     Verdict(
@@ -165,27 +165,24 @@ class Hooks:
         the text stays as the previous implementation left it.
         """
         text = result.content
-        caller = self.pm.hook.tool_result_persist
-        for impl in reversed(caller.get_hookimpls()):
-            answer = self._call_one("tool_result_persist", impl, context, call=call, result=result, text=text, context=context)
+        for impl in reversed(self.pm.hook.tool_result_persist.get_hookimpls()):
+            answer = self._transform("tool_result_persist", impl, context, call=call, result=result, text=text, context=context)
             if isinstance(answer, str):
                 text = answer
         return text
 
     def before_message_write(self, message: Message, context: HookContext) -> Message:
-        caller = self.pm.hook.before_message_write
-        for impl in reversed(caller.get_hookimpls()):
-            answer = self._call_one("before_message_write", impl, context, message=message, context=context)
+        for impl in reversed(self.pm.hook.before_message_write.get_hookimpls()):
+            answer = self._transform("before_message_write", impl, context, message=message, context=context)
             if isinstance(answer, Message):
                 message = answer
         return message
 
-    def _call_one(self, name: str, impl: pluggy.HookImpl, context: HookContext | None, **kwargs: Any) -> Any:
-        others = [i.plugin for i in getattr(self.pm.hook, name).get_hookimpls() if i.plugin is not impl.plugin]
+    def _transform(self, name: str, impl: pluggy.HookImpl, failing_context: HookContext, /, **kwargs: Any) -> Any:
         try:
-            results = self.pm.subset_hook_caller(name, remove_plugins=others)(**kwargs)
+            results = self._single(name, impl)(**kwargs)
         except Exception as exc:
-            self._on_failure(name, impl.plugin_name, exc, context)
+            self._on_failure(name, impl.plugin_name, exc, failing_context)
             return None
         return results[0] if results else None
 
@@ -200,11 +197,11 @@ class Hooks:
                 sections.extend(s for s in answer if isinstance(s, PromptSection))
         return sorted(sections, key=lambda s: s.order)
 
-    def notify(self, name: str, context: HookContext | None, **kwargs: Any) -> None:
+    def notify(self, name: str, failing_context: HookContext | None, /, **kwargs: Any) -> None:
         """Fire a notification hook (``session_start``, ``session_end``,
         ``gateway_start``, ``before_compaction``, ``after_compaction``,
         ``record_audit_event``); failures are reported, never raised."""
-        for _ in self._each(name, context, **kwargs):
+        for _ in self._each(name, failing_context, **kwargs):
             pass
 
     # -- registries ----------------------------------------------------------
@@ -213,8 +210,7 @@ class Hooks:
         """Collect ``register(name, value)`` calls of a ``register_*`` hook."""
         found: dict[str, Any] = {}
         owners: dict[str, str] = {}
-        caller = getattr(self.pm.hook, hook_name)
-        for impl in reversed(caller.get_hookimpls()):
+        for impl in reversed(getattr(self.pm.hook, hook_name).get_hookimpls()):
 
             def register(name: str, value: Any, _plugin: str = impl.plugin_name) -> None:
                 if name in found:
@@ -224,8 +220,7 @@ class Hooks:
                 found[name] = value
                 owners[name] = _plugin
 
-            others = [i.plugin for i in caller.get_hookimpls() if i.plugin is not impl.plugin]
-            self.pm.subset_hook_caller(hook_name, remove_plugins=others)(register=register)
+            self._single(hook_name, impl)(register=register)
         return found
 
     def tools(self) -> dict[str, Tool]:

@@ -1,0 +1,95 @@
+"""Configuration: malformed files give one line per problem with the key path, exit status 2."""
+
+from __future__ import annotations
+
+import pytest
+
+from clawcore.cli import main
+from clawcore.config import load_config, parse_duration, parse_size
+from clawcore.errors import ConfigError
+
+MALFORMED = [
+    ("sandbox: [1, 2\n", "line 2, column 1: invalid YAML"),
+    ("- a\n- b\n", "the top level must be a mapping of sections, not a list"),
+    ("memroy: {}\n", "memroy: unknown key (did you mean 'memory'?)"),
+    ("sandbox:\n  backnd: docker\n", "sandbox.backnd: unknown key (did you mean 'backend'?)"),
+    ("plugins:\n  requried: [prism]\n", "plugins.requried: unknown key (did you mean 'required'?)"),
+    ("plugins:\n  required: prism\n", "plugins.required: expected array, got a string 'prism'"),
+    ("plugins:\n  load: 3\n", "plugins.load: expected array or null, got a number 3"),
+    ("plugins:\n  trace: 'yes'\n", "plugins.trace: expected boolean, got a string 'yes'"),
+    ("workspace: 5\n", "workspace: expected string, got a number 5"),
+    ("timezone: [Europe/Paris]\n", "timezone: expected string or null, got a list"),
+    ("sandbox: local\n", "sandbox: expected object, got a string 'local'"),
+    ("sandbox:\n  docker:\n    memoryLimit: 512x\n", "sandbox.docker.memoryLimit: '512x' is not a size like 512m"),
+    ("sandbox:\n  docker:\n    timeout: soon\n", "sandbox.docker.timeout: 'soon' is not a duration like 30s"),
+    ("key: value\n\tbad: tab\n", "invalid YAML"),
+]
+
+
+@pytest.mark.parametrize("text, expected", MALFORMED, ids=[m[1][:40] for m in MALFORMED])
+def test_malformed_config_is_one_line_with_key_path(text, expected, clawcore_home, capsys) -> None:
+    config_file = clawcore_home / "clawcore.yaml"
+    config_file.write_text(text)
+    before = config_file.read_bytes()
+    status = main(["config", "check"])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"error: {config_file}: ")
+    assert expected in lines[0]
+    assert "Traceback" not in err
+    assert config_file.read_bytes() == before  # nothing lost
+
+
+def test_every_problem_is_reported(clawcore_home, capsys) -> None:
+    (clawcore_home / "clawcore.yaml").write_text("workspace: 1\nfoo: 2\nsandbox:\n  backnd: x\n")
+    assert main(["config", "check"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert [line.split(": ", 3)[2] for line in lines] == ["foo", "sandbox.backnd", "workspace"]
+
+
+def test_invalid_config_stops_any_command_that_needs_it(clawcore_home, capsys) -> None:
+    (clawcore_home / "clawcore.yaml").write_text("workspace: 1\n")
+    assert main(["config", "show"]) == 2
+    assert "workspace: expected string" in capsys.readouterr().err
+
+
+def test_valid_config_checks_and_shows_defaults(clawcore_home, capsys) -> None:
+    (clawcore_home / "clawcore.yaml").write_text("plugins:\n  disable: [models_openai]\n")
+    assert main(["config", "check"]) == 0
+    assert capsys.readouterr().out.startswith("ok: ")
+    assert main(["config", "show", "--json"]) == 0
+    import json
+
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["plugins"] == {"load": None, "disable": ["models_openai"], "required": [], "trace": False}
+    assert shown["workspace"] == "workspace"
+
+
+def test_missing_file_means_defaults(clawcore_home) -> None:
+    config = load_config(clawcore_home)
+    assert config.get("plugins.trace") is False
+    assert config.workspace == clawcore_home / "workspace"
+
+
+def test_python_api_takes_a_mapping(clawcore_home) -> None:
+    with pytest.raises(ConfigError, match=r"workspace: expected string"):
+        load_config(clawcore_home, data={"workspace": []})
+
+
+@pytest.mark.parametrize("text, expected", [("512m", 512 * 1024**2), ("2g", 2 * 1024**3), ("1024", 1024),
+                                             ("64KiB", 64 * 1024), (4096, 4096)])
+def test_sizes(text, expected) -> None:
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [("30s", 30.0), ("500ms", 0.5), ("2m", 120.0), ("1h", 3600.0), (7, 7.0)])
+def test_durations(text, expected) -> None:
+    assert parse_duration(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["512x", "m", "-1m", ""])
+def test_bad_sizes(bad) -> None:
+    with pytest.raises(ValueError, match="is not a size like 512m"):
+        parse_size(bad)

@@ -1,0 +1,148 @@
+"""Plugin discovery: builtins, entry points, allow/deny/required, import failures, tracing."""
+
+from __future__ import annotations
+
+import sys
+
+import importlib_metadata
+import pytest
+
+from clawcore.errors import ConfigError, PluginError
+from clawcore.plugins import BUILTIN_PLUGINS, PluginSettings, get_plugin_manager, plugin_infos
+
+PLUGIN_ENTRY_POINTS = {
+    "embeddings_local": "clawcore-embeddings-local",
+    "embeddings_openai": "clawcore-embeddings-openai",
+    "prism": "clawcore-prism",
+    "sandbox_docker": "clawcore-sandbox-docker",
+    "models_openai": "clawcore-models-openai",
+}
+
+HOOKED = """
+from clawcore import hookimpl
+import builtins
+builtins.IMPORTED = getattr(builtins, "IMPORTED", []) + [__name__]
+
+@hookimpl
+def config_schema():
+    return {"fakeplug": {"type": "object", "properties": {"on": {"type": "boolean", "default": True}}}}
+"""
+
+
+@pytest.mark.parametrize("name, dist", sorted(PLUGIN_ENTRY_POINTS.items()))
+def test_each_plugin_entry_point_is_found_and_loaded(name: str, dist: str) -> None:
+    eps = {ep.name: ep for ep in importlib_metadata.entry_points(group="clawcore")}
+    assert name in eps, f"{dist} is not installed with its entry point"
+    assert eps[name].dist.name == dist
+    pm = get_plugin_manager(PluginSettings())
+    assert pm.get_plugin(name) is not None
+    info = {i.name: i for i in plugin_infos(pm)}[name]
+    assert info.distribution == dist and not info.builtin and info.version
+
+
+def test_builtins_are_ordinary_plugins() -> None:
+    pm = get_plugin_manager(load_entrypoints=False)
+    names = {name for name, plugin in pm.list_name_plugin() if plugin is not None}
+    assert names == set(BUILTIN_PLUGINS)
+    assert all(info.builtin and info.distribution == "clawcore" for info in plugin_infos(pm))
+
+
+def test_managers_do_not_share_state() -> None:
+    one = get_plugin_manager(load_entrypoints=False)
+    two = get_plugin_manager(load_entrypoints=False)
+    marker = type("Marker", (), {})()
+    one.register(marker, name="marker")
+    assert two.get_plugin("marker") is None
+
+
+def test_blocklist_prevents_import(fake_distribution, monkeypatch) -> None:
+    import builtins
+
+    monkeypatch.setattr(builtins, "IMPORTED", [], raising=False)
+    fake_distribution("fakeplug", HOOKED)
+    pm = get_plugin_manager(PluginSettings(disable=("fakeplug",)))
+    assert pm.get_plugin("fakeplug") is None
+    assert "fakeplug_mod" not in sys.modules
+    assert builtins.IMPORTED == []
+
+    pm = get_plugin_manager(PluginSettings())
+    assert pm.get_plugin("fakeplug") is not None
+    assert builtins.IMPORTED == ["fakeplug_mod"]
+
+
+def test_blocklist_from_environment(fake_distribution) -> None:
+    fake_distribution("fakeplug", HOOKED)
+    settings = PluginSettings.from_sources({}, {"CLAWCORE_DISABLE_PLUGINS": "other, fakeplug"})
+    assert settings.disable == ("other", "fakeplug")
+    assert get_plugin_manager(settings).get_plugin("fakeplug") is None
+
+
+def test_allowlist_loads_only_named_externals(fake_distribution) -> None:
+    fake_distribution("fakeplug", HOOKED)
+    pm = get_plugin_manager(PluginSettings.from_sources({}, {"CLAWCORE_LOAD_PLUGINS": "fakeplug"}))
+    externals = {i.name for i in plugin_infos(pm) if not i.builtin}
+    assert externals == {"fakeplug"}
+    pm = get_plugin_manager(PluginSettings.from_sources({}, {"CLAWCORE_LOAD_PLUGINS": ""}))
+    assert {i.name for i in plugin_infos(pm) if not i.builtin} == set()
+    # the builtins are always there
+    assert {i.name for i in plugin_infos(pm)} == set(BUILTIN_PLUGINS)
+
+
+def test_environment_allowlist_wins_over_config() -> None:
+    settings = PluginSettings.from_sources({"load": ["prism"]}, {"CLAWCORE_LOAD_PLUGINS": "models_openai"})
+    assert settings.load == ("models_openai",)
+
+
+def test_required_but_missing_fails_closed_naming_the_package() -> None:
+    with pytest.raises(PluginError, match=r"required plugin 'guard_x' is not installed: pip install clawcore-guard-x"):
+        get_plugin_manager(PluginSettings(required=("guard_x",)))
+
+
+def test_required_but_disabled_fails_closed() -> None:
+    with pytest.raises(PluginError, match="required plugin 'prism' is disabled"):
+        get_plugin_manager(PluginSettings(disable=("prism",), required=("prism",)))
+
+
+def test_required_but_not_allowlisted_fails_closed() -> None:
+    with pytest.raises(PluginError, match="'prism' is not installed"):
+        get_plugin_manager(PluginSettings(load=(), required=("prism",)))
+
+
+def test_broken_optional_plugin_is_skipped_with_a_warning(fake_distribution) -> None:
+    fake_distribution("brokenplug", "raise ImportError('needs libfoo')\n")
+    with pytest.warns(RuntimeWarning, match=r"plugin 'brokenplug' \(fake-brokenplug 1.2.3\) failed to import: ImportError: needs libfoo; skipped"):
+        pm = get_plugin_manager(PluginSettings())
+    assert pm.get_plugin("brokenplug") is None
+
+
+def test_broken_required_plugin_stops_start_up(fake_distribution) -> None:
+    fake_distribution("brokenplug", "raise ImportError('needs libfoo')\n")
+    with pytest.raises(PluginError, match="failed to import: ImportError: needs libfoo; it is required"):
+        get_plugin_manager(PluginSettings(required=("brokenplug",)))
+
+
+def test_misspelled_hook_fails_loudly(fake_distribution) -> None:
+    fake_distribution("typoplug", """
+from clawcore import hookimpl
+
+@hookimpl
+def befor_tool_call(call, context):
+    return None
+""")
+    from pluggy import PluginValidationError
+
+    with pytest.raises(PluginValidationError, match="befor_tool_call"):
+        get_plugin_manager(PluginSettings())
+
+
+def test_tracing_writes_hook_calls(capsys) -> None:
+    pm = get_plugin_manager(PluginSettings(trace=True), load_entrypoints=False)
+    pm.hook.config_schema()
+    err = capsys.readouterr().err
+    assert "clawcore trace: config_schema -> [" in err
+    assert "clawcore trace: config_schema ok" in err
+
+
+def test_invalid_plugins_section_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"plugins.required: expected array, got a string"):
+        PluginSettings.from_sources({"required": "prism"}, {})
