@@ -60,3 +60,12 @@ def runtime(clawcore_home: Path, plugin_manager: pluggy.PluginManager) -> Iterat
     rt = Runtime(clawcore_home, config={}, plugin_manager=plugin_manager)
     yield rt
     rt.close()
+
+
+@pytest.fixture
+def openai_server() -> Iterator[Any]:
+    """A started :class:`clawcore.testing.openai_server.OpenAIServer` on 127.0.0.1, stopped afterwards."""
+    from clawcore.testing.openai_server import OpenAIServer
+
+    with OpenAIServer() as server:
+        yield server
