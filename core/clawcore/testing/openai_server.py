@@ -118,6 +118,7 @@ class RecordedRequest:
 
     method: str
     path: str
+    #: Header names are lower-cased.
     headers: Mapping[str, str]
     #: The parsed JSON body, or None when it was not JSON.
     body: Any
@@ -345,7 +346,7 @@ class _Handler(BaseHTTPRequestHandler):
         endpoint = "chat" if path.endswith("/chat/completions") else (
             "embeddings" if path.endswith("/embeddings") else "other")
         status, payload, extra = self._answer(endpoint, body)
-        self.owner._record(RecordedRequest("POST", path, dict(self.headers.items()), body, status,
+        self.owner._record(RecordedRequest("POST", path, {k.lower(): v for k, v in self.headers.items()}, body, status,
                                            time.monotonic()))
         self._send(status, payload, extra)
 

@@ -1,15 +1,44 @@
-"""clawcore-models-openai: OpenAI-compatible chat models for the clawcore agent loop."""
+"""clawcore-models-openai: OpenAI-compatible chat models for the clawcore agent loop.
+
+Registers the model ``openai`` through ``register_models``; its settings are
+the ``models.openai`` config section.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from clawcore import hookimpl
+from clawcore_models_openai.chat import DEFAULTS, OpenAIChatModel
 
-__all__ = ["config_schema"]
+__all__ = ["OpenAIChatModel", "config_schema", "register_models"]
 
 
 @hookimpl
 def config_schema() -> Mapping[str, Mapping[str, Any]]:
-    return {"models.openai": {"type": "object", "additionalProperties": False, "properties": {}}}
+    return {
+        "models.openai": {
+            "type": "object",
+            "additionalProperties": False,
+            "description": "An OpenAI-compatible chat model (OpenAI, Ollama, vLLM, LM Studio).",
+            "properties": {
+                "model": {"type": "string", "minLength": 1, "default": DEFAULTS["model"]},
+                "baseUrl": {"type": ["string", "null"], "default": None,
+                            "description": "API root, e.g. http://127.0.0.1:11434/v1; null is OpenAI."},
+                "apiKey": {"type": ["string", "null"], "default": None,
+                           "description": "Prefer apiKeyEnv: a key in the file is a key on disk."},
+                "apiKeyEnv": {"type": "string", "minLength": 1, "default": DEFAULTS["apiKeyEnv"]},
+                "contextWindow": {"type": "integer", "minimum": 1024, "default": DEFAULTS["contextWindow"]},
+                "maxOutputTokens": {"type": ["integer", "null"], "minimum": 1, "default": None},
+                "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 2, "default": None},
+                "timeout": {"type": ["string", "number"], "format": "duration", "default": DEFAULTS["timeout"]},
+                "retries": {"type": "integer", "minimum": 0, "maximum": 10, "default": DEFAULTS["retries"]},
+            },
+        }
+    }
+
+
+@hookimpl
+def register_models(register: Callable[..., None]) -> None:
+    register("openai", OpenAIChatModel)

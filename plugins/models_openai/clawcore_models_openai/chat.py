@@ -1,0 +1,167 @@
+"""The OpenAI-compatible chat model: chat completions with tool calling through the official SDK."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import openai
+
+from clawcore import Message, ModelReply, ProviderUnavailable, Tool, ToolCall
+from clawcore.config import parse_duration
+
+__all__ = ["DEFAULTS", "OpenAIChatModel", "resolve_api_key"]
+
+#: Defaults of the ``models.openai`` section (also the schema's ``default`` values).
+DEFAULTS: Mapping[str, Any] = {
+    "model": "gpt-4o-mini",
+    "baseUrl": None,
+    "apiKey": None,
+    "apiKeyEnv": "OPENAI_API_KEY",
+    "contextWindow": 128000,
+    "maxOutputTokens": None,
+    "temperature": None,
+    "timeout": "60s",
+    "retries": 2,
+}
+
+#: Sent when a custom ``baseUrl`` needs no key (Ollama, vLLM, LM Studio on loopback).
+_NO_KEY = "no-key-configured"
+
+
+def resolve_api_key(settings: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str | None:
+    """The API key: ``apiKey`` if set, else the variable named by ``apiKeyEnv``; None when neither is set."""
+    environ = os.environ if environ is None else environ
+    key = settings.get("apiKey")
+    if key:
+        return str(key)
+    variable = settings.get("apiKeyEnv") or "OPENAI_API_KEY"
+    return environ.get(str(variable)) or None
+
+
+class OpenAIChatModel:
+    """A :class:`clawcore.ChatModel` over any OpenAI-compatible chat completions endpoint.
+
+    Retries (``retries``) are the SDK's: exponential backoff honouring
+    ``Retry-After`` on 408/409/429/5xx and connection errors. Every failure
+    left after them is raised as :class:`ProviderUnavailable` with a one-line
+    message that never contains the key.
+    """
+
+    def __init__(self, settings: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> None:
+        merged = {**DEFAULTS, **{k: v for k, v in settings.items() if v is not None}}
+        self._key = resolve_api_key(merged, environ)
+        base_url = merged.get("baseUrl")
+        if self._key is None and not base_url:
+            raise ProviderUnavailable(
+                f"no API key for the OpenAI chat model: set {merged['apiKeyEnv']} or models.openai.apiKey "
+                "(or models.openai.baseUrl for a local OpenAI-compatible server)"
+            )
+        self.model = str(merged["model"])
+        self.name = f"openai:{self.model}"
+        self.context_window = int(merged["contextWindow"])
+        self.base_url = str(base_url) if base_url else "https://api.openai.com/v1"
+        self._max_output = merged.get("maxOutputTokens")
+        self._temperature = merged.get("temperature")
+        self._client = openai.OpenAI(
+            api_key=self._key or _NO_KEY,
+            base_url=self.base_url,
+            timeout=parse_duration(merged["timeout"]),
+            max_retries=int(merged["retries"]),
+        )
+
+    def __repr__(self) -> str:  # the key stays out of reprs and logs
+        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    def complete(self, messages: Sequence[Message], tools: Sequence[Tool] = ()) -> ModelReply:
+        """One chat completion; tool calls come back parsed.
+
+        :raises ProviderUnavailable: the server could not be reached or refused
+            the request after the retries.
+        """
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": [to_openai_message(m) for m in messages],
+        }
+        if tools:
+            request["tools"] = [to_openai_tool(t) for t in tools]
+        if self._max_output:
+            request["max_tokens"] = int(self._max_output)
+        if self._temperature is not None:
+            request["temperature"] = float(self._temperature)
+        try:
+            completion = self._client.chat.completions.create(**request)
+        except openai.APIStatusError as exc:
+            raise ProviderUnavailable(self._describe(exc, f"HTTP {exc.status_code}")) from None
+        except openai.APITimeoutError:
+            raise ProviderUnavailable(
+                f"model {self.model!r} at {self.base_url} did not answer in time; "
+                "raise models.openai.timeout or check the server") from None
+        except openai.APIConnectionError as exc:
+            raise ProviderUnavailable(self._describe(exc, "cannot connect")) from None
+        except (openai.OpenAIError, ValueError) as exc:
+            raise ProviderUnavailable(self._describe(exc, "bad response")) from None
+        if not completion.choices:
+            raise ProviderUnavailable(f"model {self.model!r} at {self.base_url} returned no choices")
+        message = completion.choices[0].message
+        calls = tuple(
+            ToolCall(call.function.name, parse_arguments(call.function.arguments), call.id or "")
+            for call in (message.tool_calls or ())
+            if getattr(call, "function", None) is not None
+        )
+        usage = completion.usage
+        return ModelReply(
+            content=message.content or "",
+            tool_calls=calls,
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+        )
+
+    def _describe(self, exc: BaseException, what: str) -> str:
+        detail = str(getattr(exc, "message", "") or exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if self._key:
+            detail = detail.replace(self._key, "***")
+        hint = {
+            "HTTP 401": "check the API key (models.openai.apiKeyEnv / apiKey)",
+            "HTTP 403": "check the key's permissions",
+            "HTTP 404": f"check models.openai.model ({self.model!r}) and models.openai.baseUrl",
+            "HTTP 429": "rate limited after the retries; wait or raise models.openai.retries",
+            "cannot connect": "is the server running and models.openai.baseUrl right?",
+        }.get(what, "check the server")
+        return f"model {self.model!r} at {self.base_url}: {what}: {detail[:300]}; {hint}"
+
+
+def parse_arguments(raw: str | None) -> dict[str, Any]:
+    """A tool call's JSON arguments; anything that is not a JSON object becomes ``{}``.
+
+    The agent loop validates arguments against the tool's schema, so a call
+    whose arguments were unreadable fails there with a message the model sees.
+    """
+    try:
+        value = json.loads(raw or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def to_openai_message(message: Message) -> dict[str, Any]:
+    """A :class:`Message` in the chat completions wire format."""
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content}
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        out["content"] = message.content or None
+        out["tool_calls"] = [
+            {"id": call.id, "type": "function",
+             "function": {"name": call.name, "arguments": json.dumps(dict(call.arguments))}}
+            for call in message.tool_calls
+        ]
+    return out
+
+
+def to_openai_tool(tool: Tool) -> dict[str, Any]:
+    """A :class:`Tool` as a chat completions function tool."""
+    return {"type": "function",
+            "function": {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters)}}

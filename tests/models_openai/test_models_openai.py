@@ -1,0 +1,131 @@
+"""clawcore-models-openai against the loopback OpenAI-compatible server, through the real SDK."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import importlib_metadata
+import pytest
+
+import clawcore_models_openai
+from clawcore import Message, ProviderUnavailable, Tool, ToolCall, ToolResult
+from clawcore.config import load_config
+from clawcore.errors import ConfigError
+from clawcore.hooks import Hooks
+from clawcore.testing.openai_server import OpenAIServer, text_reply, tool_reply
+
+SECRET = "sk-test-0123456789abcdefSECRET"
+
+
+def test_entry_point_is_found() -> None:
+    names = {ep.name: ep.value for ep in importlib_metadata.entry_points(group="clawcore")}
+    assert names.get("models_openai") == "clawcore_models_openai"
+
+
+def _factory(plugin_manager, register_plugin):  # type: ignore[no-untyped-def]
+    register_plugin(clawcore_models_openai, "models_openai")
+    return Hooks(plugin_manager).models()["openai"]
+
+
+def test_registered_as_openai_and_config_defaults(plugin_manager, register_plugin, tmp_path) -> None:
+    factory = _factory(plugin_manager, register_plugin)
+    config = load_config(tmp_path, data={"models": {"openai": {"model": "m"}}}, pm=plugin_manager)
+    section = config.section("models.openai")
+    assert section["contextWindow"] == 128000 and section["apiKeyEnv"] == "OPENAI_API_KEY"
+    model = factory({**section, "baseUrl": "http://127.0.0.1:9/v1"})
+    assert model.context_window == 128000 and model.name == "openai:m"
+
+
+def test_bad_config_is_one_line_per_problem(plugin_manager, register_plugin, tmp_path) -> None:
+    register_plugin(clawcore_models_openai, "models_openai")
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path, data={"models": {"openai": {"modle": "x", "timeout": "soon"}}}, pm=plugin_manager)
+    problems = caught.value.problems
+    assert any("modle: unknown key (did you mean 'model'?)" in p for p in problems)
+    assert any("timeout" in p and "duration" in p for p in problems)
+
+
+def model_for(server: OpenAIServer, **settings: object) -> clawcore_models_openai.OpenAIChatModel:
+    return clawcore_models_openai.OpenAIChatModel(
+        {"model": "scripted", "baseUrl": server.base_url, "apiKey": SECRET, "retries": 0, **settings}
+    )
+
+
+ECHO = Tool("echo", "Echo text back.", {"type": "object", "properties": {"text": {"type": "string"}}},
+            lambda args, ctx: ToolResult(str(args.get("text"))))
+
+
+def test_text_reply_and_usage(openai_server: OpenAIServer) -> None:
+    openai_server.script(text_reply("hello there"))
+    reply = model_for(openai_server).complete([Message("system", "be brief"), Message("user", "hi")])
+    assert reply.content == "hello there" and reply.tool_calls == ()
+    assert reply.input_tokens > 0 and reply.output_tokens > 0
+    [request] = openai_server.requests
+    assert request.headers["authorization"] == f"Bearer {SECRET}"
+    assert request.body["messages"] == [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+    assert "tools" not in request.body
+
+
+def test_tool_calls_round_trip(openai_server: OpenAIServer) -> None:
+    openai_server.script(tool_reply(calls=[("echo", {"text": "a"}), ("echo", {"text": "b"})]), text_reply("ok"))
+    model = model_for(openai_server)
+    first = model.complete([Message("user", "echo twice")], [ECHO])
+    assert [(c.name, dict(c.arguments)) for c in first.tool_calls] == [("echo", {"text": "a"}), ("echo", {"text": "b"})]
+    assert all(c.id for c in first.tool_calls)
+    history = [
+        Message("user", "echo twice"),
+        Message("assistant", "", tool_calls=first.tool_calls),
+        *(Message("tool", c.arguments["text"], tool_call_id=c.id) for c in first.tool_calls),
+    ]
+    assert model.complete(history, [ECHO]).content == "ok"
+    sent = openai_server.requests[1].body
+    assert sent["tools"][0]["function"]["name"] == "echo"
+    assistant = sent["messages"][1]
+    assert assistant["role"] == "assistant"
+    assert [json.loads(c["function"]["arguments"]) for c in assistant["tool_calls"]] == [{"text": "a"}, {"text": "b"}]
+    assert [m["tool_call_id"] for m in sent["messages"][2:]] == [c.id for c in first.tool_calls]
+
+
+def test_malformed_tool_arguments_become_empty(openai_server: OpenAIServer) -> None:
+    openai_server.script(tool_reply("echo", "{not json"))
+    [call] = model_for(openai_server).complete([Message("user", "x")], [ECHO]).tool_calls
+    assert call == ToolCall("echo", {}, call.id)
+
+
+def test_retries_honour_retry_after(openai_server: OpenAIServer) -> None:
+    openai_server.fail(429, retry_after="0.1", endpoint="chat")
+    openai_server.script(text_reply("after the wait"))
+    assert model_for(openai_server, retries=1).complete([Message("user", "x")]).content == "after the wait"
+    first, second = openai_server.requests
+    assert (first.status, second.status) == (429, 200)
+    assert second.received - first.received >= 0.09
+
+
+def test_failures_are_provider_unavailable_without_the_key(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    with OpenAIServer(api_key="sk-other") as server:
+        with pytest.raises(ProviderUnavailable) as caught:
+            model_for(server).complete([Message("user", "x")])
+    message = str(caught.value)
+    assert "HTTP 401" in message and "apiKey" in message and "\n" not in message
+    assert SECRET not in message
+    assert SECRET not in caplog.text
+
+
+def test_unreachable_and_slow_servers(openai_server: OpenAIServer) -> None:
+    openai_server.fail(delay=1.0, endpoint="chat")
+    with pytest.raises(ProviderUnavailable, match="did not answer in time"):
+        model_for(openai_server, timeout="200ms").complete([Message("user", "x")])
+    with pytest.raises(ProviderUnavailable, match="cannot connect"):
+        clawcore_models_openai.OpenAIChatModel(
+            {"baseUrl": "http://127.0.0.1:9/v1", "retries": 0, "timeout": "2s"}).complete([Message("user", "x")])
+
+
+def test_missing_key_without_base_url_is_actionable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ProviderUnavailable, match="set OPENAI_API_KEY"):
+        clawcore_models_openai.OpenAIChatModel({})
+    monkeypatch.setenv("MY_KEY", SECRET)
+    model = clawcore_models_openai.OpenAIChatModel({"apiKeyEnv": "MY_KEY"})
+    assert SECRET not in repr(model)
