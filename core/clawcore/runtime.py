@@ -140,7 +140,8 @@ class Runtime:
         from clawcore.security.secrets import redact_data
 
         event = AuditEvent(kind, redact_data(dict(data)), session_id, time.time())
-        context = None
+        # Sinks need the home and config to know where to write, so they always get a context.
+        context = self.context(session_id)
         self.hooks.notify("record_audit_event", context, event=event, context=context)
 
     def _hook_failed(self, hook: str, plugin: str, exc: BaseException, context: HookContext | None) -> None:

@@ -1,0 +1,182 @@
+"""Writing the log: torn tails, several processes, key rotation, the runtime sink."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from clawcore.security.audit import (
+    AuditError,
+    AuditLog,
+    FailureKind,
+    KeyStore,
+    checkpoints_path_for,
+    load_public_key,
+    public_key_id,
+    read_records,
+    tail_records,
+    verify_log,
+)
+
+
+def test_torn_garbage_tail_is_reported_then_set_aside(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    with AuditLog(path, checkpoint_every=2) as log:
+        for i in range(5):
+            log.append("t.k", {"i": i})
+    with path.open("ab") as handle:  # a crash in the middle of a write
+        handle.write(b'{"data":{"i":5},"hash":"ab')
+    report = verify_log(path)
+    assert report.failure is not None and report.failure.kind is FailureKind.TORN
+    assert report.failure.line == 6
+    assert report.records == 5  # everything before it checked and intact
+
+    with AuditLog(path, checkpoint_every=2) as log:
+        log.append("t.k", {"i": "after"})
+    records = list(read_records(path))
+    assert [r.data.get("i") for r in records[:5]] == [0, 1, 2, 3, 4]
+    assert records[5].kind == "audit.recovered"
+    assert records[5].data["droppedBytes"] == len(b'{"data":{"i":5},"hash":"ab')
+    assert records[6].data == {"i": "after"}
+    assert b'"hash":"ab' in (tmp_path / "audit.jsonl.torn").read_bytes()
+    assert verify_log(path).ok
+
+
+def test_torn_tail_that_is_a_whole_record_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    with AuditLog(path, checkpoint_every=0) as log:
+        for i in range(3):
+            log.append("t.k", {"i": i})
+    data = path.read_bytes()
+    path.write_bytes(data[:-1])  # only the final newline was lost
+    assert verify_log(path).failure.kind is FailureKind.TORN  # type: ignore[union-attr]
+    log = AuditLog(path)
+    assert log.repair() is True
+    log.close()
+    assert path.read_bytes() == data
+    assert not (tmp_path / "audit.jsonl.torn").exists()
+    assert verify_log(path).ok
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from clawcore.security.audit import AuditLog
+    path, name, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    log = AuditLog(path, checkpoint_every=25, use_hmac=True)
+    for i in range(count):
+        log.append("proc.write", {"writer": name, "i": i, "pad": "x" * (i % 7) * 300})
+    log.close()
+    """
+)
+
+
+def test_concurrent_writers_in_several_processes(tmp_path: Path) -> None:
+    path = tmp_path / "audit" / "audit.jsonl"
+    AuditLog(path, use_hmac=True).keystore.current_hmac()  # one HMAC key for all writers
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"w{n}", "150"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for n in range(4)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+    report = verify_log(path, require_mac=True)
+    assert report.ok, report.failure
+    assert report.records == 600
+    records = list(read_records(path))
+    assert [r.seq for r in records] == list(range(1, 601))
+    for n in range(4):
+        mine = [r.data["i"] for r in records if r.data["writer"] == f"w{n}"]
+        assert mine == list(range(150))  # each writer's records whole and in its order
+    assert all(line.startswith(b"{") for line in path.read_bytes().splitlines())
+
+
+def test_key_rotation_keeps_the_log_verifiable(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    keys = KeyStore(tmp_path / "keys")
+    with AuditLog(path, checkpoint_every=3, use_hmac=True) as log:
+        for i in range(4):
+            log.append("before", {"i": i})
+        first = public_key_id(keys.signing_key().public_key())
+        first_pub = load_public_key(tmp_path / "keys" / f"{first}.pub")
+        old, new = log.rotate_keys()
+        for i in range(5):
+            log.append("after", {"i": i})
+    assert old == first and new != old
+    assert public_key_id(keys.signing_key(create=False).public_key()) == new  # the old private key is gone
+    report = verify_log(path, require_mac=True)
+    assert report.ok, report.failure
+    assert set(report.keys) == {old, new}
+    rotation = [r for r in read_records(path) if r.kind == "audit.key_rotated"]
+    assert rotation and rotation[0].data["newKey"] == new
+    assert len(json.loads((tmp_path / "keys" / "hmac.json").read_text())["keys"]) == 2
+
+    # A verifier that trusts only the first key follows the rotation it signed.
+    assert verify_log(path, trusted={old: first_pub}).ok
+    # One that trusts some other key accepts nothing.
+    stranger = KeyStore(tmp_path / "other").signing_key().public_key()
+    failure = verify_log(path, trusted={public_key_id(stranger): stranger}).failure
+    assert failure is not None and failure.kind is FailureKind.BAD_SIGNATURE
+
+
+def test_forged_rotation_kind_is_refused(tmp_path: Path) -> None:
+    with AuditLog(tmp_path / "audit.jsonl") as log, pytest.raises(AuditError, match="written only by"):
+        log.append("audit.key_rotated", {"publicKey": "AAAA"})
+
+
+def test_non_json_payload_values_are_stringified(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    with AuditLog(path) as log:
+        log.append("k.v", {"path": tmp_path, "n": 1})
+    [record] = read_records(path)
+    assert record.data == {"path": str(tmp_path), "n": 1}
+
+
+def test_tail_reads_from_the_end(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    with AuditLog(path, checkpoint_every=0) as log:
+        for i in range(500):
+            log.append("k.v", {"i": i, "blob": "y" * 400})
+    assert [r.data["i"] for r in tail_records(path, 3)] == [497, 498, 499]
+    assert len(tail_records(path, 1000)) == 500
+
+
+def test_writer_follows_a_replaced_file(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(path, checkpoint_every=0)
+    log.append("k.v", {"i": 1})
+    os.replace(path, tmp_path / "old.jsonl")
+    log.append("k.v", {"i": 2})
+    log.close()
+    [record] = read_records(path)
+    assert record.seq == 1 and record.data == {"i": 2}
+
+
+def test_close_writes_a_final_checkpoint(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(path, checkpoint_every=100)
+    log.append("k.v", {})
+    assert not checkpoints_path_for(path).exists()
+    log.close()
+    assert len(checkpoints_path_for(path).read_text().splitlines()) == 1
+
+
+def test_runtime_events_reach_the_chain_redacted(runtime, clawcore_home: Path) -> None:  # type: ignore[no-untyped-def]
+    runtime.audit("ops.test", {"note": "hello"}, session_id="s9")
+    from clawcore.security.audit_plugin import close_writers
+
+    close_writers()
+    path = clawcore_home / "audit" / "audit.jsonl"
+    [record] = [r for r in read_records(path) if r.kind == "ops.test"]
+    assert record.session == "s9" and record.data == {"note": "hello"}
+    assert verify_log(path).ok
+    assert (path.stat().st_mode & 0o777) == 0o600
