@@ -1,0 +1,112 @@
+"""The plugin as installed: entry point, registry, config section and its validation."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import importlib_metadata
+import pytest
+
+from clawcore.config import load_config
+from clawcore.errors import ConfigError
+from clawcore.hooks import Hooks
+from clawcore.plugins import get_plugin_manager
+
+
+#: The console script installed next to this interpreter.
+CLAWCORE = str(Path(sys.executable).with_name("clawcore"))
+
+
+def test_entry_point_is_found() -> None:
+    found = {ep.name: ep.value for ep in importlib_metadata.entry_points(group="clawcore")}
+    assert found.get("sandbox_docker") == "clawcore_sandbox_docker"
+
+
+def test_registers_the_docker_backend() -> None:
+    pm = get_plugin_manager()
+    assert pm.get_plugin("sandbox_docker") is not None
+    backends = Hooks(pm).sandbox_backends()
+    from clawcore_sandbox_docker import make_backend
+
+    assert backends["docker"] is make_backend
+
+
+def test_config_defaults_fill_the_section(tmp_path: Path) -> None:
+    config = load_config(tmp_path, data={}, pm=get_plugin_manager())
+    section = config.section("sandbox.docker")
+    assert section["enabled"] is False
+    assert section["readOnlyRoot"] is True
+    assert section["memoryLimit"] == "512m"
+    assert section["cpuLimit"] == 0.5
+    assert section["timeout"] == "30s"
+    assert section["networkMode"] == "none"
+    assert section["workspaceAccess"] == "none"
+    assert section["fallback"] == "fail-closed"
+    from clawcore_sandbox_docker import DockerSettings
+
+    settings = DockerSettings.from_section(section)
+    assert settings.memory_bytes == 512 * 1024**2
+    assert settings.nano_cpus == 500_000_000
+    assert settings.timeout_s == 30.0
+    assert settings.engine_timeout_s == 20.0
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("memoryLimit", "512x", "sandbox.docker.memoryLimit: '512x' is not a size like 512m"),
+        ("timeout", "soon", "sandbox.docker.timeout: 'soon' is not a duration like 30s"),
+        ("workspaceAccess", "write", "sandbox.docker.workspaceAccess: 'write' is not one of"),
+        ("networkMode", "host", "sandbox.docker.networkMode: 'host' is not one of"),
+        ("cpuLimit", 0, "sandbox.docker.cpuLimit"),
+        ("pidsLimit", 1, "sandbox.docker.pidsLimit"),
+        ("fallback", "open", "sandbox.docker.fallback: 'open' is not one of"),
+        ("memoryLimt", "1g", "sandbox.docker.memoryLimt: unknown key (did you mean 'memoryLimit'?)"),
+    ],
+)
+def test_bad_values_name_the_key(tmp_path: Path, key: str, value: object, expected: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_config(tmp_path, data={"sandbox": {"docker": {key: value}}}, pm=get_plugin_manager())
+    assert any(problem.startswith(expected) for problem in raised.value.problems), raised.value.problems
+
+
+def test_config_check_reports_a_bad_size(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "clawcore.yaml").write_text("sandbox:\n  docker:\n    memoryLimit: 512x\n", encoding="utf-8")
+    env = {**os.environ, "CLAWCORE_HOME": str(home)}
+    done = subprocess.run(
+        [CLAWCORE, "config", "check"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )
+    assert done.returncode == 2, done
+    assert "sandbox.docker.memoryLimit: '512x' is not a size like 512m" in done.stderr
+    assert "Traceback" not in done.stderr
+
+    (home / "clawcore.yaml").write_text("sandbox:\n  docker:\n    memoryLimit: 256m\n", encoding="utf-8")
+    done = subprocess.run(
+        [CLAWCORE, "config", "check"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("user", ["root", "0", "0:0", "root:root"])
+def test_root_user_is_refused(user: str) -> None:
+    from clawcore_sandbox_docker import DockerSettings
+
+    with pytest.raises(ConfigError, match=r"sandbox.docker.user: .* runs commands as root"):
+        DockerSettings.from_section({"user": user})
+
+
+def test_auto_user_is_the_workspace_owner_unless_root(tmp_path: Path) -> None:
+    from clawcore_sandbox_docker import DockerSettings
+
+    settings = DockerSettings.from_section({"user": "auto"})
+    owner = tmp_path.stat()
+    expected = "65534:65534" if owner.st_uid == 0 else f"{owner.st_uid}:{owner.st_gid}"
+    assert settings.resolve_user(tmp_path) == expected
+    assert DockerSettings.from_section({"user": "1000:1000"}).resolve_user(tmp_path) == "1000:1000"
