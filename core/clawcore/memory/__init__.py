@@ -1,1 +1,70 @@
-"""Memory: Markdown files first, a derived SQLite index for search."""
+"""Memory: Markdown files first, a derived SQLite index for search.
+
+``open_memory(workspace)`` gives a :class:`Memory` over ``MEMORY.md`` and
+``memory/**/*.md``; ``sync`` updates its index, ``search`` finds chunks by
+keyword and meaning, ``get`` reads exact lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from clawcore.config import Config, clawcore_home, load_config
+from clawcore.memory.engine import Memory, Progress
+from clawcore.memory.results import SearchMode, SearchResponse, SearchResult, SyncReport
+from clawcore.memory.settings import MemorySettings
+
+__all__ = [
+    "Memory",
+    "MemorySettings",
+    "Progress",
+    "SearchMode",
+    "SearchResponse",
+    "SearchResult",
+    "SyncReport",
+    "open_memory",
+]
+
+
+def open_memory(
+    workspace: Path | str,
+    config: Config | Mapping[str, Any] | None = None,
+    *,
+    plugin_manager: pluggy.PluginManager | None = None,
+    index_path: Path | str | None = None,
+) -> Memory:
+    """Open the memory of ``workspace`` and its index.
+
+    :param workspace: the folder holding ``MEMORY.md`` and ``memory/``.
+    :param config: the effective :class:`~clawcore.config.Config`, a plain
+        config mapping (validated here; ``{"memory": {...}}``), or None for
+        the defaults.
+    :param plugin_manager: where embedding providers come from; default a
+        manager with the builtins and every installed plugin.
+    :param index_path: the SQLite file; default ``<home>/index/memory.sqlite``.
+    :raises ConfigError: the memory section is invalid.
+    """
+    from clawcore.hooks import Hooks
+    from clawcore.plugins import PluginSettings, get_plugin_manager
+
+    if isinstance(config, Config):
+        effective = config
+        pm = plugin_manager
+        if pm is None:
+            section = config.raw.get("plugins") if isinstance(config.raw.get("plugins"), Mapping) else None
+            pm = get_plugin_manager(PluginSettings.from_sources(section))
+    else:
+        raw = dict(config or {})
+        pm = plugin_manager
+        if pm is None:
+            section = raw.get("plugins") if isinstance(raw.get("plugins"), Mapping) else None
+            pm = get_plugin_manager(PluginSettings.from_sources(section))
+        effective = load_config(clawcore_home(), data=raw, pm=pm)
+    settings = MemorySettings.from_section(effective.section("memory"))
+    providers = Hooks(pm).embedding_providers()
+    path = Path(index_path) if index_path is not None else effective.home / "index" / "memory.sqlite"
+    return Memory(Path(workspace), settings, home=effective.home, index_path=path, providers=providers)

@@ -1,0 +1,49 @@
+"""The keyword side of the index: what FTS5 stores and how a question becomes a MATCH.
+
+FTS5's ``unicode61`` tokenizer does not split text written without spaces
+(Chinese, Japanese, Korean), so before a chunk reaches the FTS table every
+CJK run is rewritten as its overlapping character pairs, separated by
+spaces (``数据库迁移`` -> ``数据 据库 库迁 迁移``). A CJK query becomes the
+phrase of its pairs, which matches exactly where the query text occurs,
+in any length of two characters or more.
+
+Queries never reach FTS5 raw: each term is a double-quoted string, so no
+user input can produce an FTS5 syntax error, and the terms are OR-joined so
+a natural-language question finds chunks that share some of its words,
+ranked by BM25.
+"""
+
+from __future__ import annotations
+
+from clawcore.memory.tokens import cjk_grams, query_terms, split_runs
+
+__all__ = ["FTS_SCHEME", "TOKENIZER", "fts_text", "match_expression"]
+
+#: Porter stemming over unicode61 (diacritics folded): "painted" finds "painting".
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+#: Written into the index meta; a change rebuilds the index.
+FTS_SCHEME = f"cjk-bigram-v1/{TOKENIZER}"
+
+
+def fts_text(text: str) -> str:
+    """The text stored in the FTS table for a chunk: CJK runs spelled as character pairs."""
+    parts: list[str] = []
+    for cjk, run in split_runs(text):
+        parts.append(" " + " ".join(cjk_grams(run)) + " " if cjk else run)
+    return "".join(parts)
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def match_expression(query: str) -> str | None:
+    """An FTS5 MATCH expression for a free-text query, or None when it has no searchable term.
+
+    Terms are quoted and OR-joined; a CJK run becomes a quoted phrase of its
+    character pairs (``"数据 据库"``).
+    """
+    phrases = query_terms(query)
+    if not phrases:
+        return None
+    return " OR ".join(_quote(" ".join(phrase)) for phrase in phrases)

@@ -1,0 +1,154 @@
+"""Which files are memory, and the only way a path from outside reaches one.
+
+Memory files are ``MEMORY.md`` / ``memory.md`` at the workspace root, every
+``memory/**/*.md``, and the configured ``memory.extraPaths`` (files, or
+folders whose ``*.md`` files count). A symlink whose target leaves the
+workspace is skipped (extra paths are trusted: the user named them), and a
+file reached twice is indexed once, under its first name.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from clawcore.errors import MemoryAccessError
+
+__all__ = ["MemoryFile", "discover", "note_date", "resolve_memory_path", "source_weight"]
+
+ROOT_FILES = ("MEMORY.md", "memory.md")
+_DATED = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """A memory file: ``path`` as it is cited (workspace-relative, ``/``-separated,
+    absolute only for extra paths outside the workspace) and where it really is."""
+
+    path: str
+    real: Path
+    source: str  # "memory" (MEMORY.md), "daily" (memory/**), "extra"
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def _label(path: Path, workspace: Path) -> str:
+    try:
+        return path.relative_to(workspace).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _walk_markdown(folder: Path) -> Iterable[Path]:
+    """``*.md`` under ``folder``, sorted, not following directory symlinks (no loops)."""
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            if name.lower().endswith(".md"):
+                yield Path(root) / name
+
+
+def discover(workspace: Path, extra_paths: Iterable[str] = ()) -> list[MemoryFile]:
+    """Every memory file of ``workspace``, deduplicated by real path, in a stable order."""
+    workspace = Path(workspace).expanduser().absolute()
+    real_root = workspace.resolve()
+    found: dict[Path, MemoryFile] = {}
+
+    def consider(candidate: Path, source: str, trusted: bool) -> None:
+        try:
+            if not candidate.is_file():
+                return
+            real = candidate.resolve(strict=True)
+        except (OSError, RuntimeError):  # dangling link, loop, permission
+            return
+        if not trusted and not _inside(real, real_root):
+            return  # a symlink out of the workspace
+        if real in found:
+            return
+        found[real] = MemoryFile(_label(candidate, workspace), real, source)
+
+    for name in ROOT_FILES:
+        path = workspace / name
+        # On a case-insensitive file system both names are one file; keep the spelling on disk.
+        if path.exists() and name in os.listdir(workspace):
+            consider(path, "memory", trusted=False)
+    memory_dir = workspace / "memory"
+    if memory_dir.is_dir() and _inside(memory_dir.resolve(), real_root):
+        for path in _walk_markdown(memory_dir):
+            consider(path, "daily", trusted=False)
+    for entry in extra_paths:
+        extra = Path(os.path.expanduser(entry))
+        extra = extra if extra.is_absolute() else workspace / extra
+        if extra.is_dir():
+            for path in _walk_markdown(extra):
+                consider(path, "extra", trusted=True)
+        elif extra.is_file():
+            consider(extra, "extra", trusted=True)
+    return list(found.values())
+
+
+def resolve_memory_path(requested: str, files: Iterable[MemoryFile], workspace: Path) -> MemoryFile:
+    """The memory file a user or agent asked for, or a :class:`MemoryAccessError`.
+
+    Only indexed memory files can be read: traversal (``..``), absolute
+    paths, NUL bytes, and symlinks that lead out of the workspace are all
+    refused with a message that says what is allowed.
+    """
+    if not isinstance(requested, str) or not requested.strip():
+        raise MemoryAccessError("memory_get needs a path such as MEMORY.md or memory/2024-05-01.md")
+    if "\x00" in requested:
+        raise MemoryAccessError("memory path contains a NUL byte; refused")
+    by_label = {f.path: f for f in files}
+    cleaned = requested.strip().replace("\\", "/")
+    if cleaned.startswith("./"):
+        cleaned = cleaned[2:]
+    if cleaned in by_label:
+        return by_label[cleaned]
+    if cleaned.startswith("/") or re.match(r"^[A-Za-z]:", cleaned) or cleaned.startswith("~"):
+        raise MemoryAccessError(
+            f"memory path {requested!r} is absolute; give a path relative to the workspace, such as MEMORY.md"
+        )
+    if ".." in cleaned.split("/"):
+        raise MemoryAccessError(f"memory path {requested!r} leaves the workspace; '..' is not allowed")
+    candidate = Path(workspace) / cleaned
+    if candidate.is_symlink():
+        try:
+            outside = not _inside(candidate.resolve(), Path(workspace).resolve())
+        except (OSError, RuntimeError):
+            outside = True
+        if outside:
+            raise MemoryAccessError(f"memory path {requested!r} is a symlink that leads out of the workspace; refused")
+    raise MemoryAccessError(
+        f"{requested!r} is not a memory file (MEMORY.md, memory/**/*.md or memory.extraPaths); "
+        "use memory_search to find one"
+    )
+
+
+def source_weight(path: str, weights: Mapping[str, float]) -> float:
+    """The weight of the first glob in ``weights`` that matches ``path`` (``*`` crosses ``/``); 1.0 if none."""
+    for pattern, weight in weights.items():
+        if fnmatch.fnmatchcase(path, pattern):
+            return float(weight)
+    return 1.0
+
+
+def note_date(path: str) -> date | None:
+    """The date in a daily note's file name (``memory/2024-05-01.md``), or None for undated files."""
+    match = _DATED.search(Path(path).name)
+    if not match:
+        return None
+    try:
+        return date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+    except ValueError:
+        return None

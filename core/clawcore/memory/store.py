@@ -1,0 +1,192 @@
+"""The SQLite file behind memory search: driver choice, schema, and vector storage.
+
+The standard ``sqlite3`` module is used where it can load extensions; many
+Python builds (pyenv, macOS) cannot, and there the ``sqlean`` driver, which
+can, takes over. When sqlite-vec cannot be loaded at all the index still
+works: vectors live in the embedding cache and are scored with numpy.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from clawcore.memory.fts import TOKENIZER
+
+__all__ = ["DATABASE_ERRORS", "SCHEMA_VERSION", "Store", "connect", "pack", "unpack"]
+
+SCHEMA_VERSION = "1"
+
+
+def _database_errors() -> tuple[type[BaseException], ...]:
+    errors: list[type[BaseException]] = [sqlite3.DatabaseError]
+    try:
+        import sqlean
+
+        errors.append(sqlean.DatabaseError)
+    except ImportError:  # pragma: no cover - sqlean is a core dependency
+        pass
+    return tuple(errors)
+
+
+#: What a broken or foreign file raises, whichever driver opened it.
+DATABASE_ERRORS = _database_errors()
+
+
+def pack(vector: Sequence[float] | np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def unpack(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+@dataclass
+class Store:
+    """An open index file: the connection and what it can do."""
+
+    path: Path
+    conn: Any
+    driver: str
+    vec: bool
+    #: Why sqlite-vec is not in use ("" when it is).
+    vec_problem: str
+
+    # -- meta ----------------------------------------------------------------
+
+    def meta(self) -> dict[str, str]:
+        try:
+            return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+        except DATABASE_ERRORS as exc:
+            if "no such table" in str(exc):
+                return {}
+            raise
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        self.conn.executemany(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            list(values.items()),
+        )
+
+    # -- schema ----------------------------------------------------------------
+
+    def create_schema(self, dims: int | None) -> None:
+        """Create every table (idempotent); the vector table only with a provider and sqlite-vec."""
+        c = self.conn
+        c.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        c.execute(
+            "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, source TEXT NOT NULL, "
+            "hash TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL)"
+        )
+        c.execute(
+            "CREATE TABLE IF NOT EXISTS chunks (id INTEGER PRIMARY KEY, path TEXT NOT NULL, "
+            "source TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, "
+            "hash TEXT NOT NULL, text TEXT NOT NULL)"
+        )
+        c.execute("CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path)")
+        c.execute("CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash)")
+        c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='{TOKENIZER}')")
+        c.execute(
+            "CREATE TABLE IF NOT EXISTS embedding_cache (provider TEXT NOT NULL, model TEXT NOT NULL, "
+            "hash TEXT NOT NULL, dims INTEGER NOT NULL, vector BLOB NOT NULL, "
+            "PRIMARY KEY (provider, model, hash))"
+        )
+        if dims and self.vec:
+            c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0(embedding float[{int(dims)}])")
+
+    def has_table(self, name: str) -> bool:
+        row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+        return row is not None
+
+    # -- vectors -------------------------------------------------------------
+
+    def cached_vectors(self, provider: str, model: str, hashes: Iterable[str]) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        unique = list(dict.fromkeys(hashes))
+        for start in range(0, len(unique), 500):
+            batch = unique[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            rows = self.conn.execute(
+                f"SELECT hash, vector FROM embedding_cache WHERE provider = ? AND model = ? AND hash IN ({marks})",
+                (provider, model, *batch),
+            )
+            found.update(dict(rows.fetchall()))
+        return found
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except DATABASE_ERRORS:  # pragma: no cover - closing a broken file
+            pass
+
+
+def _load_vec(conn: Any) -> str:
+    """Load sqlite-vec into ``conn``; "" on success, else why not."""
+    try:
+        import sqlite_vec
+    except ImportError as exc:
+        return f"the sqlite-vec package is not installed ({exc}); pip install sqlite-vec"
+    try:
+        conn.enable_load_extension(True)
+        try:
+            sqlite_vec.load(conn)
+        finally:
+            conn.enable_load_extension(False)
+        conn.execute("SELECT vec_version()").fetchone()
+    except Exception as exc:  # any failure to load means: no vector tables here
+        return f"sqlite-vec failed to load ({type(exc).__name__}: {exc})"
+    return ""
+
+
+def _driver_modules() -> list[tuple[str, ModuleType]]:
+    drivers: list[tuple[str, ModuleType]] = []
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        drivers.append(("sqlite3", sqlite3))
+    try:
+        import sqlean
+
+        drivers.append(("sqlean", sqlean))
+    except ImportError:
+        pass
+    if not drivers or drivers[-1][1] is not sqlite3:
+        drivers.append(("sqlite3", sqlite3))
+    return drivers
+
+
+def connect(path: Path, *, busy_timeout_s: float = 30.0) -> Store:
+    """Open (or create) the index file with the best driver that loads sqlite-vec.
+
+    Tries the standard module first where it can load extensions, then
+    sqlean; falls back to the standard module without vectors in SQLite.
+    WAL mode lets searches read while a sync writes.
+
+    :raises sqlite3.DatabaseError: (or the driver's equivalent) when the file is not a usable database.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    problems: list[str] = []
+    candidates = _driver_modules()
+    for index, (name, module) in enumerate(candidates):
+        conn = module.connect(str(path), timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
+        problem = _load_vec(conn) if hasattr(conn, "enable_load_extension") else (
+            "this Python's sqlite3 cannot load extensions and no driver that can (sqlean.py) is installed"
+        )
+        last = index == len(candidates) - 1
+        if problem and not last:
+            problems.append(f"{name}: {problem}")
+            conn.close()
+            continue
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except BaseException:
+            conn.close()
+            raise
+        return Store(path, conn, name, not problem, "; ".join([*problems, problem]) if problem else "")
+    raise AssertionError("unreachable: the last driver always returns")  # pragma: no cover
