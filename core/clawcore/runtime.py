@@ -34,6 +34,7 @@ from clawcore.types import (
 )
 
 if TYPE_CHECKING:
+    from clawcore.agent.loop import Session
     from clawcore.memory import Memory
 
 __all__ = ["ConfirmHandler", "Runtime", "ToolContext"]
@@ -278,6 +279,18 @@ class Runtime:
         record["final"] = final.action.value
         self.audit("tool.decision", record, session_id=context.session_id)
         return final
+
+    # -- sessions ------------------------------------------------------------
+
+    def session(self, id: str | None = None, **options: Any) -> Session:  # noqa: A002 - the public name
+        """Open a chat session: a new one, or the existing transcript ``id``.
+
+        ``options`` go to :class:`clawcore.agent.loop.Session` (``model``,
+        ``channel``, ``clock``). Close it (or use ``with``) so ``session_end`` fires.
+        """
+        from clawcore.agent.loop import Session
+
+        return Session(self, id, **options)
 
     # -- lifecycle ---------------------------------------------------------
 

@@ -1,0 +1,100 @@
+"""Compaction: older messages become one summary; recent messages stay verbatim.
+
+Only the model's context is compacted. The transcript keeps every message and
+gets a ``compaction`` entry naming the first message kept, so a resumed
+session rebuilds exactly the same context.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from clawcore.types import ChatModel, Message
+
+__all__ = ["CompactionPlan", "estimate_tokens", "plan_compaction", "summarise"]
+
+#: Per-message framing the chat format adds (role, separators).
+_MESSAGE_OVERHEAD = 4
+#: A single message is cut to this many characters in the summariser's input.
+_SUMMARY_INPUT_CAP = 4000
+
+SUMMARY_SYSTEM = (
+    "You compact a conversation for your own future reference. Write a concise summary of the messages "
+    "below: the user's goals, decisions made, facts learned, files and commands involved, results, and "
+    "anything still open. Keep names, paths, numbers and dates exact. Write only the summary."
+)
+
+
+def message_tokens(message: Message) -> int:
+    """A conservative token estimate for one message (four characters a token)."""
+    chars = len(message.content)
+    for call in message.tool_calls:
+        chars += len(call.name) + len(json.dumps(dict(call.arguments), ensure_ascii=False))
+    return _MESSAGE_OVERHEAD + math.ceil(chars / 4)
+
+
+def estimate_tokens(messages: Sequence[Message], system_prompt: str = "") -> int:
+    """Tokens of a whole context: the system prompt plus every message."""
+    return math.ceil(len(system_prompt) / 4) + sum(message_tokens(m) for m in messages)
+
+
+@dataclass(frozen=True)
+class CompactionPlan:
+    """Where to cut: ``messages[:keep_from]`` are summarised, the rest stay verbatim."""
+
+    keep_from: int
+
+    def older(self, messages: Sequence[Message]) -> list[Message]:
+        return list(messages[: self.keep_from])
+
+    def recent(self, messages: Sequence[Message]) -> list[Message]:
+        return list(messages[self.keep_from :])
+
+
+def plan_compaction(messages: Sequence[Message], keep_recent_tokens: int) -> CompactionPlan | None:
+    """Keep the newest messages worth up to ``keep_recent_tokens``; None when nothing can be summarised.
+
+    The cut never falls on a ``tool`` message, so a tool result always stays
+    with the assistant message that asked for it, and the last user message
+    is always kept.
+    """
+    if len(messages) < 2:
+        return None
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=len(messages) - 1)
+    budget = keep_recent_tokens
+    keep_from = len(messages)
+    for index in range(len(messages) - 1, -1, -1):
+        budget -= message_tokens(messages[index])
+        if budget < 0 and index < last_user:
+            break
+        keep_from = index
+    # Move the cut forward onto a message that may start a context.
+    while keep_from < len(messages) and messages[keep_from].role == "tool":
+        keep_from += 1
+    keep_from = min(keep_from, last_user)
+    while keep_from > 0 and messages[keep_from].role == "tool":
+        keep_from -= 1
+    if keep_from <= 0:
+        return None
+    return CompactionPlan(keep_from)
+
+
+def summarise(model: ChatModel, older: Sequence[Message], previous_summary: str | None) -> str:
+    """Ask the model for one summary of ``older`` (and of the previous summary, if any)."""
+    lines: list[str] = []
+    if previous_summary:
+        lines.append(f"[earlier summary]\n{previous_summary.strip()}\n")
+    for message in older:
+        text = message.content
+        if len(text) > _SUMMARY_INPUT_CAP:
+            text = text[: _SUMMARY_INPUT_CAP // 2] + "\n[…]\n" + text[-_SUMMARY_INPUT_CAP // 2 :]
+        calls = "".join(
+            f"\n  -> {c.name}({json.dumps(dict(c.arguments), ensure_ascii=False)[:300]})" for c in message.tool_calls
+        )
+        lines.append(f"[{message.role}] {text}{calls}")
+    reply = model.complete([Message("system", SUMMARY_SYSTEM), Message("user", "\n".join(lines))])
+    summary = reply.content.strip()
+    return summary or "(the summariser returned nothing; see the transcript for the full history)"

@@ -1,0 +1,387 @@
+"""The agent turn loop: one :class:`Session` per conversation, one :meth:`Session.send` per turn.
+
+A turn fires the runtime hooks in this order::
+
+    message_received → before_message_write (user) → before_prompt_build
+    → [memory flush → compaction, when due] → model call
+    → for each tool call: runtime.call_tool (decide_tool_call + before_tool_call,
+      the tool in its sandbox, after_tool_call, tool_result_persist)
+      → before_message_write (tool result)
+    → … more model calls while the model asks for tools …
+    → before_message_write (reply) → message_sending → the reply
+
+``session_start`` fires when a session opens, ``session_end`` when it closes.
+Every message goes to the session's JSONL transcript; the model's context is
+compacted near its limit, after a silent memory flush
+(:mod:`clawcore.memory.flush`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import jsonschema
+
+from clawcore.agent.compaction import estimate_tokens, message_tokens, plan_compaction, summarise
+from clawcore.agent.prompt import MEMORY_SECTION, build_system_prompt, sandbox_section, summary_section
+from clawcore.config import parse_size
+from clawcore.errors import ClawcoreError, PluginError
+from clawcore.memory.flush import MemoryFlush, resolve_timezone, should_run_memory_flush
+from clawcore.sessions.history import SessionHistory
+from clawcore.sessions.store import SessionStore
+from clawcore.sessions.transcript import Transcript, message_to_entry
+from clawcore.types import Action, ChatModel, HookContext, Message, PromptSection, ProviderUnavailable, Tool, ToolCall
+
+if TYPE_CHECKING:
+    from clawcore.runtime import Runtime
+
+__all__ = ["ModelUnavailable", "Session", "TurnReply", "resolve_model"]
+
+
+class ModelUnavailable(ClawcoreError):
+    """The chat model cannot be built or did not answer."""
+
+
+@dataclass(frozen=True)
+class TurnReply:
+    """What one :meth:`Session.send` produced."""
+
+    #: The text for the user (a notice when ``message_sending`` withheld the reply).
+    text: str
+    #: Tool calls the model made during the turn, in order.
+    tool_calls: tuple[ToolCall, ...] = ()
+    #: True when a ``message_sending`` decision cancelled the reply.
+    withheld: bool = False
+    reasons: tuple[str, ...] = ()
+    input_tokens: int = 0
+    output_tokens: int = 0
+    #: Memory flushes and compactions that ran during the turn.
+    flushes: int = 0
+    compactions: int = 0
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """The ``agent`` config section, read once per session."""
+
+    model: str = "openai"
+    system_prompt: str | None = None
+    max_tool_rounds: int = 12
+    compaction_enabled: bool = True
+    reserve_tokens_floor: int = 20000
+    keep_recent_tokens: int = 8000
+    flush_enabled: bool = True
+    soft_threshold_tokens: int = 4000
+    max_transcript_bytes: int = 2 * 1024 * 1024
+    flush_max_rounds: int = 3
+    timezone: str | None = None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> AgentSettings:
+        agent = config.get("agent") or {}
+        compaction = agent.get("compaction") or {}
+        flush = compaction.get("memoryFlush") or {}
+        return cls(
+            model=str(agent.get("model", cls.model)),
+            system_prompt=agent.get("systemPrompt"),
+            max_tool_rounds=int(agent.get("maxToolRounds", cls.max_tool_rounds)),
+            compaction_enabled=bool(compaction.get("enabled", True)),
+            reserve_tokens_floor=int(compaction.get("reserveTokensFloor", cls.reserve_tokens_floor)),
+            keep_recent_tokens=int(compaction.get("keepRecentTokens", cls.keep_recent_tokens)),
+            flush_enabled=bool(flush.get("enabled", True)),
+            soft_threshold_tokens=int(flush.get("softThresholdTokens", cls.soft_threshold_tokens)),
+            max_transcript_bytes=parse_size(flush.get("maxTranscriptSize", cls.max_transcript_bytes)),
+            flush_max_rounds=int(flush.get("maxRounds", cls.flush_max_rounds)),
+            timezone=config.get("timezone"),
+        )
+
+
+def resolve_model(runtime: Runtime, name: str | None = None) -> ChatModel:
+    """The chat model named ``name`` (default ``agent.model``), built from its ``models.<name>`` section.
+
+    :raises PluginError: no plugin registers that model.
+    :raises ModelUnavailable: the model's factory refused (no key, ...).
+    """
+    name = name or str(runtime.config.get("agent.model", "openai"))
+    models = runtime.hooks.models()
+    if name not in models:
+        hint = "pip install clawcore-models-openai" if name == "openai" else f"install the plugin offering {name!r}"
+        raise PluginError(f"chat model {name!r} is not available (have: {', '.join(sorted(models)) or 'none'}); "
+                          f"{hint} or set agent.model")
+    try:
+        return models[name](runtime.config.section(f"models.{name}"))
+    except ProviderUnavailable as exc:
+        raise ModelUnavailable(f"chat model {name!r}: {exc}") from None
+
+
+class Session:
+    """One conversation: its transcript, its model context, its counters.
+
+    Open with :meth:`Runtime.session`; use as a context manager or call
+    :meth:`close` so ``session_end`` fires.
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        session_id: str | None = None,
+        *,
+        model: ChatModel | None = None,
+        channel: str = "local",
+        clock: Callable[[], dt.datetime] | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.settings = AgentSettings.from_config(runtime.config.data)
+        self.store = SessionStore(runtime.home)
+        self._tz = resolve_timezone(self.settings.timezone)
+        self._clock = clock or (lambda: dt.datetime.now(self._tz))
+        self.model = model or resolve_model(runtime, self.settings.model)
+        if session_id is not None and self.store.exists(session_id):
+            self.id = session_id
+            self.transcript: Transcript = self.store.open(session_id)
+            history = SessionHistory.from_entries(self.transcript.read().entries)
+            self.resumed = True
+        else:
+            self.id, self.transcript = self.store.create(session_id, channel=channel)
+            history = SessionHistory()
+            self.resumed = False
+        self.channel = channel if not self.resumed else history.channel
+        self.context: HookContext = runtime.context(self.id, channel=self.channel)
+        self.messages: list[Message] = [m for _, m in history.context]
+        self.summary: str | None = history.summary
+        self.compaction_count = history.compaction_count
+        self.memory_flush_compaction_count: int | None = history.memory_flush_compaction_count
+        self._seq = history.next_seq
+        self._seq_of: list[int] = [seq for seq, _ in history.context]
+        self._reported_tokens = 0
+        self._last_sections: Sequence[PromptSection] = ()
+        self._flush_total = 0
+        self._closed = False
+        runtime.start()
+        runtime.hooks.notify("session_start", self.context, context=self.context)
+
+    # -- the turn ------------------------------------------------------------
+
+    def send(self, text: str) -> TurnReply:
+        """Run one turn for the user's ``text`` and return the reply.
+
+        :raises ModelUnavailable: the model could not be reached; the user's
+            message stays in the transcript.
+        """
+        if self._closed:
+            raise ClawcoreError(f"session {self.id!r} is closed")
+        hooks = self.runtime.hooks
+        inbound = Message("user", text, channel=self.channel)
+        for verdict in hooks.message_received(inbound, self.context):
+            if verdict.flagged:
+                self.runtime.audit("monitor.verdict", {
+                    "hook": "message_received", "level": verdict.level.value, "score": verdict.score,
+                    "rules": list(verdict.rules), "source": verdict.source}, session_id=self.id)
+        self._write(inbound, keep=True)
+
+        sections = self._prompt_sections()
+        tools = list(self.runtime.tools.values())
+        calls: list[ToolCall] = []
+        input_tokens = output_tokens = 0
+        flushes_before, compactions_before = self._flush_total, self.compaction_count
+        reply_text = ""
+        for _ in range(max(1, self.settings.max_tool_rounds)):
+            self._maintain(sections)
+            system = self._system_prompt(sections)
+            try:
+                answer = self.model.complete([Message("system", system), *self.messages], tools)
+            except ProviderUnavailable as exc:
+                raise ModelUnavailable(str(exc)) from None
+            input_tokens += answer.input_tokens
+            output_tokens += answer.output_tokens
+            self._reported_tokens = answer.input_tokens + answer.output_tokens
+            # Some servers omit call ids; the chat format needs them to pair results with calls.
+            requested = tuple(c if c.id else ToolCall(c.name, c.arguments, _new_call_id()) for c in answer.tool_calls)
+            assistant = Message("assistant", answer.content, tool_calls=requested, channel=self.channel)
+            self._write(assistant, keep=True,
+                        usage={"input": answer.input_tokens, "output": answer.output_tokens})
+            reply_text = answer.content
+            if not requested:
+                break
+            for call in requested:
+                calls.append(call)
+                result_text = self._run_tool(call)
+                self._write(Message("tool", result_text, tool_call_id=call.id, channel=self.channel), keep=True)
+        else:
+            reply_text = (reply_text + "\n\n" if reply_text else "") + (
+                f"(stopped after {self.settings.max_tool_rounds} rounds of tool calls; "
+                "raise agent.maxToolRounds to allow more)")
+
+        outbound = Message("assistant", reply_text, channel=self.channel)
+        decision = hooks.message_sending(outbound, self.context)
+        withheld = decision.action is Action.DENY
+        if withheld:
+            self.runtime.audit("message.withheld", {"reasons": list(decision.reasons), "rules": list(decision.rules),
+                                                    "source": decision.source}, session_id=self.id)
+            self.transcript.append({"type": "notice", "event": "message_withheld",
+                                    "reasons": list(decision.reasons)})
+            reply_text = "[reply withheld: " + ("; ".join(decision.reasons) or "by policy") + "]"
+        return TurnReply(reply_text, tuple(calls), withheld, decision.reasons if withheld else (),
+                         input_tokens, output_tokens, self._flush_total - flushes_before,
+                         self.compaction_count - compactions_before)
+
+    def _run_tool(self, call: ToolCall) -> str:
+        tool = self.runtime.tools.get(call.name)
+        if tool is not None:
+            problem = _argument_problem(tool, call.arguments)
+            if problem:
+                self.runtime.audit("tool.invalid_arguments", {"tool": call.name, "call_id": call.id,
+                                                              "problem": problem}, session_id=self.id)
+                return f"error: invalid arguments for {call.name}: {problem}"
+        result = self.runtime.call_tool(call.name, call.arguments, context=self.context, call_id=call.id)
+        return result.content
+
+    # -- prompt ----------------------------------------------------------------
+
+    def _prompt_sections(self) -> list[PromptSection]:
+        sections = [MEMORY_SECTION]
+        try:
+            sections.append(sandbox_section(self.runtime.sandbox.info()))
+        except ClawcoreError as exc:
+            sections.append(PromptSection("Sandbox", f"Shell commands are unavailable here: {exc}", order=20))
+        sections.extend(self.runtime.hooks.before_prompt_build(self.context))
+        return sections
+
+    def _system_prompt(self, sections: Sequence[PromptSection]) -> str:
+        extra = [summary_section(self.summary)] if self.summary else []
+        return build_system_prompt([*sections, *extra], now=self._clock(), extra=self.settings.system_prompt)
+
+    # -- transcript ------------------------------------------------------------
+
+    def _write(self, message: Message, *, keep: bool, silent: bool = False, **extra: Any) -> Message:
+        """``before_message_write``, then the transcript; ``keep`` adds it to the model's context."""
+        message = self.runtime.hooks.before_message_write(message, self.context)
+        seq = self._seq
+        self._seq += 1
+        self.transcript.append(message_to_entry(message, seq, silent=True if silent else None, **extra))
+        if keep:
+            self.messages.append(message)
+            self._seq_of.append(seq)
+        return message
+
+    # -- flush and compaction -------------------------------------------------
+
+    @property
+    def context_tokens(self) -> int:
+        """The context's size now: the larger of the estimate and the model's last report."""
+        return max(estimate_tokens(self.messages, self._system_prompt(self._last_sections)),
+                   self._reported_tokens)
+
+    def _active_bytes(self) -> int:
+        return sum(len(m.content.encode("utf-8")) + sum(len(str(c.arguments)) for c in m.tool_calls)
+                   for m in self.messages)
+
+    def _maintain(self, sections: Sequence[PromptSection]) -> None:
+        """Flush memory when due, then compact when due — never the other way round."""
+        self._last_sections = sections
+        if not self.settings.compaction_enabled:
+            return
+        window = self.model.context_window
+        tokens = self.context_tokens
+        over_size = self._active_bytes() >= self.settings.max_transcript_bytes
+        compact_at = max(window - self.settings.reserve_tokens_floor, window // 2)
+        flushed_this_cycle = (self.memory_flush_compaction_count is not None
+                              and self.memory_flush_compaction_count == self.compaction_count)
+        due = should_run_memory_flush(
+            total_tokens=tokens, context_window_tokens=window,
+            reserve_tokens_floor=self.settings.reserve_tokens_floor,
+            soft_threshold_tokens=self.settings.soft_threshold_tokens,
+            compaction_count=self.compaction_count,
+            memory_flush_compaction_count=self.memory_flush_compaction_count,
+        ) or (over_size and not flushed_this_cycle)
+        if due and self.settings.flush_enabled:
+            self._flush(sections, tokens, "size" if over_size else "threshold")
+        if tokens >= compact_at or over_size:
+            self._compact(tokens)
+
+    def _flush(self, sections: Sequence[PromptSection], tokens: int, reason: str) -> None:
+        def write(message: Message, extra: Mapping[str, Any]) -> None:
+            self._write(message, keep=False, silent=True, **extra)
+
+        flush = MemoryFlush(self.runtime, self.model, self.context, write, max_rounds=self.settings.flush_max_rounds)
+        outcome = flush.run(self._system_prompt(sections), self.messages, self._clock())
+        # Recorded with the count of the cycle it belongs to, before any compaction increments it.
+        self.memory_flush_compaction_count = self.compaction_count
+        self._flush_total += 1
+        self.transcript.append({
+            "type": "flush", "compactionCount": self.compaction_count, "reason": reason, "tokens": tokens,
+            "path": outcome.path, "writes": outcome.writes, "refused": outcome.refused,
+            "nothingToStore": outcome.writes == 0 and not outcome.error,
+            **({"error": outcome.error} if outcome.error else {}),
+            **({"restoredMemoryMd": True} if outcome.restored_memory_md else {}),
+        })
+        self.runtime.audit("memory.flush", {"path": outcome.path, "writes": outcome.writes, "reason": reason,
+                                            "compaction_count": self.compaction_count, "error": outcome.error},
+                           session_id=self.id)
+        if outcome.writes:
+            try:
+                self.runtime.memory.sync()
+            except Exception as exc:  # the note is on disk; the next sync indexes it
+                self.runtime.audit("memory.sync_failed", {"error": f"{type(exc).__name__}: {exc}"},
+                                   session_id=self.id)
+
+    def _compact(self, tokens: int) -> None:
+        keep = min(self.settings.keep_recent_tokens,
+                   max(1, (self.model.context_window - self.settings.reserve_tokens_floor) // 3))
+        plan = plan_compaction(self.messages, keep)
+        if plan is None:
+            return
+        older = plan.older(self.messages)
+        self.runtime.hooks.notify("before_compaction", self.context, messages=older, context=self.context)
+        try:
+            summary = summarise(self.model, older, self.summary)
+        except ProviderUnavailable as exc:
+            raise ModelUnavailable(f"compaction failed: {exc}") from None
+        self.summary = summary
+        self.messages = plan.recent(self.messages)
+        self._seq_of = self._seq_of[plan.keep_from:]
+        self.compaction_count += 1
+        self._reported_tokens = 0
+        self.transcript.append({
+            "type": "compaction", "compactionCount": self.compaction_count, "summary": summary,
+            "firstKeptSeq": self._seq_of[0] if self._seq_of else self._seq,
+            "summarisedMessages": len(older), "tokensBefore": tokens,
+            "tokensAfter": sum(message_tokens(m) for m in self.messages),
+        })
+        self.runtime.hooks.notify("after_compaction", self.context, summary=summary,
+                                  compaction_count=self.compaction_count, context=self.context)
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def close(self) -> None:
+        """Fire ``session_end``; idempotent."""
+        if not self._closed:
+            self._closed = True
+            self.runtime.hooks.notify("session_end", self.context, context=self.context)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _argument_problem(tool: Tool, arguments: Mapping[str, Any]) -> str:
+    """One line saying why ``arguments`` do not fit the tool's schema, or ``""``."""
+    try:
+        validator = jsonschema.Draft202012Validator(dict(tool.parameters))
+        error = jsonschema.exceptions.best_match(validator.iter_errors(dict(arguments)))
+    except jsonschema.exceptions.SchemaError:
+        return ""  # a tool with a broken schema validates its own input
+    if error is None:
+        return ""
+    where = ".".join(str(p) for p in error.absolute_path)
+    return f"{where + ': ' if where else ''}{error.message}"
+
+
+def _new_call_id() -> str:
+    return "call_" + uuid.uuid4().hex[:12]

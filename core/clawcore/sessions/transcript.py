@@ -1,0 +1,138 @@
+"""One session's append-only JSONL transcript.
+
+Every line is one JSON object with a ``type``: ``session`` (the header),
+``message``, ``flush``, ``compaction`` or ``notice``. Lines are only ever
+appended; the model's compacted context is derived from them, the file keeps
+the full history. A crash mid-write leaves at most a torn last line: reading
+skips it and keeps every line before it, and the next append starts on a
+fresh line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clawcore.types import Message, ToolCall
+
+__all__ = ["Transcript", "TranscriptRead", "message_from_entry", "message_to_entry"]
+
+
+@dataclass(frozen=True)
+class TranscriptRead:
+    """What :meth:`Transcript.read` found."""
+
+    entries: tuple[Mapping[str, Any], ...]
+    #: Lines that were not JSON objects (a torn last line, a damaged middle line).
+    skipped: int = 0
+    #: True when the last line was incomplete (the process died mid-write).
+    torn_tail: bool = False
+    size: int = 0
+    problems: tuple[str, ...] = field(default=())
+
+
+class Transcript:
+    """Append-only access to one ``<session-id>.jsonl`` file.
+
+    Appends open the file with ``O_APPEND`` and write each line with one
+    ``write`` call, so concurrent readers never see half of a line they
+    could mistake for a whole one.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._checked_tail = False
+
+    def append(self, entry: Mapping[str, Any]) -> None:
+        """Write ``entry`` (a JSON-able mapping) as one line; ``ts`` is added when missing."""
+        record = dict(entry)
+        record.setdefault("ts", round(time.time(), 3))
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
+        data = line.encode("utf-8")
+        if not self._checked_tail:
+            # A torn line from a crash must not swallow the next entry.
+            if self._ends_without_newline():
+                data = b"\n" + data
+            self._checked_tail = True
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    def _ends_without_newline(self) -> bool:
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                if handle.tell() == 0:
+                    return False
+                handle.seek(-1, os.SEEK_END)
+                return handle.read(1) != b"\n"
+        except FileNotFoundError:
+            return False
+
+    def read(self) -> TranscriptRead:
+        """Every intact entry, in order; damaged lines are counted, never fatal."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return TranscriptRead(())
+        lines = data.split(b"\n")
+        torn = bool(lines) and lines[-1] != b""
+        entries: list[Mapping[str, Any]] = []
+        skipped = 0
+        problems: list[str] = []
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            try:
+                value = json.loads(raw.decode("utf-8", errors="replace"))
+            except ValueError:
+                value = None
+            if isinstance(value, dict) and isinstance(value.get("type"), str):
+                entries.append(value)
+                if number == len(lines) and torn:
+                    torn = False  # a complete object that only lacks its newline
+            else:
+                skipped += 1
+                where = "torn last line" if number == len(lines) and torn else f"line {number} is damaged"
+                problems.append(f"{self.path.name}: {where}; skipped")
+        return TranscriptRead(tuple(entries), skipped, torn, len(data), tuple(problems))
+
+
+def message_to_entry(message: Message, seq: int, **extra: Any) -> dict[str, Any]:
+    """A transcript ``message`` entry for ``message``."""
+    entry: dict[str, Any] = {"type": "message", "seq": seq, "role": message.role, "content": message.content}
+    if message.tool_calls:
+        entry["toolCalls"] = [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)}
+                              for c in message.tool_calls]
+    if message.tool_call_id is not None:
+        entry["toolCallId"] = message.tool_call_id
+    if message.channel != "local":
+        entry["channel"] = message.channel
+    if message.metadata:
+        entry["metadata"] = dict(message.metadata)
+    entry.update({k: v for k, v in extra.items() if v is not None})
+    return entry
+
+
+def message_from_entry(entry: Mapping[str, Any]) -> Message:
+    """The :class:`Message` of a ``message`` entry (tolerant of missing keys)."""
+    calls: Sequence[Mapping[str, Any]] = entry.get("toolCalls") or ()
+    return Message(
+        role=str(entry.get("role", "user")),
+        content=str(entry.get("content") or ""),
+        tool_call_id=entry.get("toolCallId"),
+        tool_calls=tuple(
+            ToolCall(str(c.get("name", "")), dict(c.get("arguments") or {}), str(c.get("id", "")))
+            for c in calls if isinstance(c, Mapping)
+        ),
+        channel=str(entry.get("channel", "local")),
+        metadata=dict(entry.get("metadata") or {}),
+    )

@@ -1,0 +1,233 @@
+"""The agent turn loop against the loopback model server: hooks, transcript, tools, failures."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_loop_support import FIXED_NOW, loop_runtime, make_runtime  # noqa: F401 - fixture
+
+from clawcore import Decision, Message, PromptSection, Tool, ToolResult, Verdict, hookimpl
+from clawcore.agent.loop import ModelUnavailable
+from clawcore.sessions import SessionStore
+from clawcore.testing.openai_server import OpenAIServer, text_reply, tool_reply
+
+
+class Monitor:
+    """A plugin answering every runtime hook, so each one is seen to fire."""
+
+    def __init__(self) -> None:
+        self.written: list[Message] = []
+
+    @hookimpl
+    def gateway_start(self, config: Any, home: Any) -> None:
+        return None
+
+    @hookimpl
+    def session_start(self, context: Any) -> None:
+        return None
+
+    @hookimpl
+    def session_end(self, context: Any) -> None:
+        return None
+
+    @hookimpl
+    def decide_tool_call(self, call: Any, context: Any) -> None:
+        return None
+
+    @hookimpl
+    def before_tool_call(self, call: Any, context: Any) -> None:
+        return None
+
+    @hookimpl
+    def after_tool_call(self, call: Any, result: Any, context: Any) -> None:
+        return None
+
+    @hookimpl
+    def message_sending(self, message: Message, context: Any) -> None:
+        return None
+
+    @hookimpl
+    def before_prompt_build(self, context: Any) -> PromptSection:
+        return PromptSection("Monitor", "monitor section body", order=50)
+
+    @hookimpl
+    def message_received(self, message: Message, context: Any) -> Verdict:
+        return Verdict()
+
+    @hookimpl
+    def before_message_write(self, message: Message, context: Any) -> Message | None:
+        self.written.append(message)
+        return None
+
+    @hookimpl
+    def tool_result_persist(self, call: Any, result: ToolResult, text: str, context: Any) -> str:
+        return text.replace("SECRET-VALUE", "[redacted]")
+
+
+def echo_plugin(calls: list[Mapping[str, Any]]) -> object:
+    class Echo:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            def handler(arguments: Mapping[str, Any], context: Any) -> ToolResult:
+                calls.append(dict(arguments))
+                return ToolResult(f"echo: {arguments['text']} SECRET-VALUE")
+
+            register(Tool("echo", "Echo text.", {"type": "object", "additionalProperties": False,
+                                                 "required": ["text"], "properties": {"text": {"type": "string"}}},
+                          handler))
+    return Echo()
+
+
+def test_every_runtime_hook_fires_at_its_point(clawcore_home: Path, plugin_manager: Any, register_plugin: Any,
+                                               hook_recorder: Any, openai_server: OpenAIServer) -> None:
+    calls: list[Mapping[str, Any]] = []
+    register_plugin(echo_plugin(calls), "echo")
+    monitor = register_plugin(Monitor(), "monitor")
+    openai_server.script(tool_reply("echo", {"text": "hi"}), text_reply("all done"))
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server)
+    hook_recorder.clear()
+    with runtime.session(clock=lambda: FIXED_NOW) as session:
+        reply = session.send("please echo hi")
+    runtime.close()
+    assert reply.text == "all done" and calls == [{"text": "hi"}]
+    assert [m.role for m in monitor.written] == ["user", "assistant", "tool", "assistant"]
+    runtime_hooks = {"gateway_start", "session_start", "message_received", "before_prompt_build",
+                     "decide_tool_call", "before_tool_call", "after_tool_call", "tool_result_persist",
+                     "before_message_write", "message_sending", "session_end"}
+    order: list[str] = []
+    last: object = None
+    for call in hook_recorder.calls:  # one entry per hook call, not per implementation
+        if call.name not in runtime_hooks:
+            continue
+        message = call.kwargs.get("message")
+        key = (call.name, (message.role, message.content, message.tool_calls) if message else None)
+        if key != last:
+            order.append(call.name)
+        last = key
+    assert order == [
+        "gateway_start", "session_start",
+        "message_received", "before_message_write",          # the user's message reaches the transcript
+        "before_prompt_build",                               # then the model call
+        "before_message_write",                              # the assistant's tool request
+        "decide_tool_call", "before_tool_call", "after_tool_call", "tool_result_persist",
+        "before_message_write",                              # the tool result
+        "before_message_write",                              # the final reply (after the second model call)
+        "message_sending",
+        "session_end",
+    ]
+    # The tool result the model saw was rewritten by tool_result_persist.
+    second = openai_server.requests_to("chat/completions")[1].body["messages"]
+    assert second[-1] == {"role": "tool", "tool_call_id": second[-2]["tool_calls"][0]["id"],
+                          "content": "echo: hi [redacted]"}
+    system = second[0]["content"]
+    assert "## Memory" in system and "memory_search" in system and "## Sandbox" in system
+    assert system.index("## Memory") < system.index("## Monitor")
+
+
+def test_transcript_records_the_turn_and_a_resumed_session_continues(loop_runtime: Any,
+                                                                     openai_server: OpenAIServer) -> None:
+    openai_server.script(text_reply("first answer"), text_reply("second answer"))
+    with loop_runtime.session() as session:
+        assert session.send("first question").text == "first answer"
+        session_id = session.id
+    with loop_runtime.session(session_id) as resumed:
+        assert resumed.resumed
+        assert resumed.send("second question").text == "second answer"
+    sent = openai_server.requests_to("chat/completions")[1].body["messages"]
+    assert [(m["role"], m["content"]) for m in sent[1:]] == [
+        ("user", "first question"), ("assistant", "first answer"), ("user", "second question")]
+    entries = [json.loads(line) for line in
+               (loop_runtime.home / "sessions" / f"{session_id}.jsonl").read_text().splitlines()]
+    assert entries[0]["type"] == "session" and entries[0]["id"] == session_id
+    messages = [e for e in entries if e["type"] == "message"]
+    assert [e["seq"] for e in messages] == [1, 2, 3, 4]
+    assert messages[1]["usage"]["input"] > 0
+    [info] = SessionStore(loop_runtime.home).list()
+    assert (info.id, info.messages, info.compactions) == (session_id, 4, 0)
+    assert info.tokens == sum(e["usage"]["input"] + e["usage"]["output"] for e in messages if "usage" in e)
+
+
+def test_invalid_tool_arguments_are_reported_to_the_model(clawcore_home: Path, plugin_manager: Any,
+                                                          register_plugin: Any, openai_server: OpenAIServer) -> None:
+    calls: list[Mapping[str, Any]] = []
+    register_plugin(echo_plugin(calls), "echo")
+    openai_server.script(tool_reply("echo", "{broken"), tool_reply("nope", {}), text_reply("sorry"))
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server)
+    with runtime.session() as session:
+        reply = session.send("go")
+    assert reply.text == "sorry" and calls == []
+    requests = openai_server.requests_to("chat/completions")
+    assert requests[1].body["messages"][-1]["content"].startswith("error: invalid arguments for echo: 'text'")
+    assert "unknown tool 'nope'" in requests[2].body["messages"][-1]["content"]
+
+
+def test_message_sending_deny_withholds_the_reply(clawcore_home: Path, plugin_manager: Any,
+                                                  register_plugin: Any, openai_server: OpenAIServer) -> None:
+    class Gate:
+        @hookimpl
+        def message_sending(self, message: Message, context: Any) -> Decision | None:
+            return Decision.deny("contains a secret") if "sk-" in message.content else None
+
+    register_plugin(Gate(), "gate")
+    openai_server.script(text_reply("the key is sk-abc"))
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server)
+    with runtime.session() as session:
+        reply = session.send("what is the key?")
+    assert reply.withheld and "sk-abc" not in reply.text and "contains a secret" in reply.text
+    entries = SessionStore(clawcore_home).read(session.id).entries
+    assert entries[-1]["type"] == "notice" and entries[-1]["event"] == "message_withheld"
+
+
+def test_confirmation_is_asked_and_a_refusal_denies(clawcore_home: Path, plugin_manager: Any,
+                                                    register_plugin: Any, openai_server: OpenAIServer) -> None:
+    calls: list[Mapping[str, Any]] = []
+    asked: list[str] = []
+
+    class Careful:
+        @hookimpl
+        def decide_tool_call(self, call: Any, context: Any) -> Decision:
+            return Decision.confirm("echo needs a yes")
+
+    register_plugin(echo_plugin(calls), "echo")
+    register_plugin(Careful(), "careful")
+    openai_server.script(tool_reply("echo", {"text": "x"}), text_reply("ok"))
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server,
+                           confirm=lambda call, decision: asked.append(call.name) or False)
+    with runtime.session() as session:
+        session.send("echo x")
+    assert asked == ["echo"] and calls == []
+    assert openai_server.requests_to("chat/completions")[1].body["messages"][-1]["content"].startswith("denied:")
+
+
+def test_tool_rounds_are_bounded(clawcore_home: Path, plugin_manager: Any, register_plugin: Any,
+                                 openai_server: OpenAIServer) -> None:
+    calls: list[Mapping[str, Any]] = []
+    register_plugin(echo_plugin(calls), "echo")
+    openai_server.on_chat(lambda body: tool_reply("echo", {"text": "again"}))
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, agent={"maxToolRounds": 3})
+    with runtime.session() as session:
+        reply = session.send("loop forever")
+    assert len(calls) == 3 and "agent.maxToolRounds" in reply.text
+
+
+def test_model_failure_is_a_clear_error_and_keeps_the_message(loop_runtime: Any,
+                                                              openai_server: OpenAIServer) -> None:
+    openai_server.fail(500, endpoint="chat")
+    with loop_runtime.session() as session:
+        with pytest.raises(ModelUnavailable, match="HTTP 500"):
+            session.send("remember this question")
+    entries = SessionStore(loop_runtime.home).read(session.id).entries
+    assert [e.get("content") for e in entries if e["type"] == "message"] == ["remember this question"]
+
+
+def test_missing_model_plugin_is_actionable(clawcore_home: Path, plugin_manager: Any) -> None:
+    from clawcore.errors import PluginError
+    from clawcore.runtime import Runtime
+
+    runtime = Runtime(clawcore_home, config={}, plugin_manager=plugin_manager)
+    with pytest.raises(PluginError, match="pip install clawcore-models-openai"):
+        runtime.session()
