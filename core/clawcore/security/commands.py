@@ -1,0 +1,1417 @@
+"""Command analysis for the ``bash`` tool: judge what a command line would do.
+
+The line is read statically by :mod:`clawcore.security.shell` (pipelines,
+``;``/``&&``/``||``, substitutions, ``bash -c`` strings, ``eval``, quote and
+backslash obfuscation, ``$IFS``, brace expansion), payloads that are decoded
+and fed to a shell (base64, hex, ``printf`` escapes, rot13) are decoded and
+read in turn, and every command that would run is judged by its behaviour:
+
+* **deny** — catastrophic or plainly hostile: destructive deletes of system or
+  home roots, disk wipes, remote code piped into a shell, reverse shells,
+  fork bombs, credential theft and exfiltration, persistence carrying a
+  payload, disabling security controls, tampering with logs, container escape;
+* **confirm** — risky or sensitive but often legitimate: ``sudo``, recursive
+  deletes and permission changes, ``dd``, ``kill -9``, shutdown, writes to
+  start-up files or system configuration, malformed lines, commands whose
+  name is only known at run time, injection-shaped chains of host probes;
+* **allow** — everything else. Pipes, redirections and chains are ordinary
+  shell and are never a reason on their own.
+
+The verdict is the strictest of all findings. Nothing is executed.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from clawcore.security import shell
+from clawcore.security.shell import SimpleCommand
+from clawcore.types import Action
+
+__all__ = ["CommandAnalysis", "Finding", "analyze"]
+
+_MAX_DEPTH = 6
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One behaviour the analysis recognised: a stable rule id, its action and a sentence."""
+
+    rule: str
+    action: Action
+    reason: str
+
+
+@dataclass(frozen=True)
+class CommandAnalysis:
+    """The verdict on a command line: the strictest finding's action and every reason."""
+
+    command: str
+    action: Action
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        top = [f for f in self.findings if f.action is self.action]
+        return tuple(dict.fromkeys(f.reason for f in top))
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        top = [f for f in self.findings if f.action is self.action]
+        return tuple(dict.fromkeys(f.rule for f in top))
+
+
+# --------------------------------------------------------------------------
+# Vocabulary
+# --------------------------------------------------------------------------
+
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "csh", "tcsh", "busybox", "rbash"}
+INTERPRETERS = {
+    "python": "-c", "python2": "-c", "python3": "-c", "pypy": "-c", "pypy3": "-c",
+    "perl": "-e", "ruby": "-e", "node": "-e", "nodejs": "-e", "deno": "eval", "bun": "-e",
+    "php": "-r", "lua": "-e", "luajit": "-e", "rscript": "-e", "osascript": "-e", "pwsh": "-c",
+    "powershell": "-c", "tclsh": "", "irb": "", "jshell": "", "groovy": "-e",
+}
+#: Programs that run their arguments as another command.
+WRAPPERS = {"sudo", "doas", "nohup", "time", "timeout", "nice", "ionice", "stdbuf", "setsid", "command",
+            "builtin", "exec", "env", "xargs", "parallel", "watch", "strace", "ltrace", "chrt", "taskset",
+            "unbuffer", "script", "su", "runuser", "flock", "caffeinate", "torsocks", "proxychains",
+            "proxychains4", "fakeroot", "catchsegv", "firejail"}
+FETCHERS = {"curl", "wget", "fetch", "aria2c", "http", "https", "httpie", "lwp-request", "lynx", "links",
+            "w3m", "ftp", "tftp", "axel"}
+SOCKET_TOOLS = {"nc", "ncat", "netcat", "socat", "telnet", "openssl", "cryptcat", "pwncat", "sbd"}
+SENDERS = FETCHERS | SOCKET_TOOLS | {"scp", "rsync", "sftp", "ssh", "nslookup", "dig", "host", "ping", "mail",
+                                     "sendmail", "mutt", "smbclient", "rclone", "aws", "gsutil", "s3cmd"}
+#: Filters a payload passes through unchanged in meaning (for tracing a pipe back to its source).
+PASS_THROUGH = {"cat", "tee", "head", "tail", "sed", "awk", "grep", "sort", "uniq", "cut", "tr", "base64",
+                "xxd", "gzip", "gunzip", "zcat", "bzip2", "xz", "tar", "openssl", "gpg", "rev", "od",
+                "hexdump", "uuencode", "uudecode", "zip", "column", "fold", "iconv", "dd", "pv", "xargs",
+                "basenc", "base32"}
+#: Commands that print or copy file contents (so an argument is data that leaves the file).
+READERS = {"cat", "tac", "less", "more", "head", "tail", "nl", "base64", "base32", "xxd", "od", "hexdump",
+           "strings", "grep", "egrep", "fgrep", "rg", "awk", "sed", "cp", "tar", "zip", "gzip", "bzip2",
+           "xz", "7z", "scp", "rsync", "sftp", "curl", "wget", "nc", "ncat", "openssl", "gpg", "sort",
+           "uniq", "cut", "diff", "cmp", "vi", "vim", "nano", "emacs", "view", "bat", "jq", "yq", "python",
+           "python3", "perl", "ruby", "tr", "split", "dd", "mail", "install", "rclone", "aws", "gsutil"}
+PROBES = {"id", "whoami", "uname", "ifconfig", "ipconfig", "netstat", "ss", "hostname", "w", "who",
+          "groups", "last", "lastlog", "arp", "route", "getent", "nproc", "lsb_release", "systeminfo",
+          "pwd", "sleep", "which", "ver"}
+#: Programs that take other programs' names as arguments.
+NAME_TAKERS = {"which", "man", "type", "command", "help", "info", "whatis", "apropos", "whereis", "hash",
+               "alias", "unalias", "complete", "killall", "pkill", "pgrep", "pidof", "sudo", "xargs",
+               "watch", "time", "env", "nohup", "timeout", "strace", "apt", "apt-get", "yum", "dnf", "brew",
+               "pip", "pip3", "npm", "dpkg", "rpm", "snap", "pacman", "apk", "port", "systemctl", "service",
+               "echo", "printf", "grep", "egrep", "fgrep", "find", "locate", "ps", "top", "update-alternatives",
+               "export", "declare", "local", "readonly", "set", "unset", "history", "fc", "trap", "parallel",
+               "exec", "ltrace", "ldd", "stat", "nice", "su", "sed", "awk", "tmux", "screen",
+               "git", "docker", "kubectl", "ssh", "bash", "sh", "zsh", "eval", "source", ".", "jobs",
+               "sudo", "doas", "exec", "nohup", "pushd", "cd"}
+
+_DEVICE = re.compile(r"^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|"
+                     r"mapper/|loop\d|sr\d|fd\d|mem$|kmem$|port$)")
+_SYSTEM_ROOTS = {"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media",
+                 "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/usr", "/var", "/usr/bin",
+                 "/usr/lib", "/usr/local", "/usr/sbin", "/usr/share", "/var/lib", "/var/log", "/System",
+                 "/Users", "/Library", "/Applications", "/private", "~", "/etc/ssh", "/var/www"}
+_CREDENTIAL = re.compile(
+    r"(^|/)(\.ssh/(id_[^/]*|.*_key|identity)(?<!\.pub)$|\.ssh/?$|\.gnupg(/|$)|\.aws(/|$)|\.azure(/|$)|"
+    r"\.config/gcloud(/|$)|\.kube/config|\.docker/config\.json|\.git-credentials|\.netrc|\.pgpass|"
+    r"\.my\.cnf|\.npmrc|\.pypirc|\.vault-token|\.password-store|keychains?(/|$)|login\.keychain|"
+    r"\.mozilla/.*(logins\.json|key\d\.db)|Login Data|Cookies$|\.local/share/keyrings|wallet\.dat|"
+    r"credentials(\.json|\.db)?$|\.terraformrc|\.boto$|\.s3cfg$|"
+    r"id_rsa$|id_dsa$|id_ecdsa$|id_ed25519$)"
+    r"|^/etc/(shadow|gshadow|sudoers|master\.passwd|security/opasswd)|^/proc/(self|\d+|\*)/(environ|mem|maps)$"
+    r"|^/var/run/secrets|^/run/secrets|(^|/)\.env(\.[\w-]+)?$|\.(pem|key|p12|pfx|kdbx|keystore|jks)$",
+    re.IGNORECASE,
+)
+_PERSISTENCE = re.compile(
+    r"(^|/)(\.bashrc|\.bash_profile|\.bash_login|\.bash_logout|\.profile|\.zshrc|\.zshenv|\.zprofile|"
+    r"\.zlogin|\.cshrc|\.tcshrc|\.kshrc|\.config/fish/config\.fish|\.xinitrc|\.xprofile|\.inputrc)$"
+    r"|(^|/)\.ssh/(authorized_keys2?|rc|config)$|(^|/)\.config/autostart(/|$)|(^|/)\.config/systemd(/|$)"
+    r"|(^|/)Library/LaunchAgents|^/Library/Launch(Agents|Daemons)|^/etc/(cron|anacrontab|crontab|rc\.local|"
+    r"init\.d|systemd|profile|bash\.bashrc|zsh|environment|ld\.so\.preload|sudoers|passwd|shadow|group|"
+    r"update-motd\.d|xdg/autostart|udev/rules\.d|pam\.d|security)|^/var/spool/cron|^/lib/systemd|"
+    r"^/usr/lib/systemd|(^|/)\.git/hooks/",
+)
+_CRITICAL_FILES = re.compile(r"^/etc/(passwd|shadow|gshadow|sudoers(\.d/.*)?|ld\.so\.preload|pam\.d/.*)$")
+_LOGS = re.compile(r"^/var/log(/|$)|(^|/)\.clawcore/audit|(^|/)audit/audit\.jsonl|(^|/)\.(bash|zsh|sh)_history$"
+                   r"|^/var/(adm|account)/|^/var/run/utmp|^/var/log/wtmp")
+_AUDIT = re.compile(r"(^|/)\.clawcore(/|$)|(^|/)audit/audit\.jsonl")
+_SECURITY_SERVICES = re.compile(r"^(apparmor|auditd?|firewalld|ufw|selinux|iptables|nftables|fail2ban|"
+                                r"clamav.*|falco|osqueryd|crowdstrike|falcon-sensor|wazuh.*|ossec|"
+                                r"sysmon.*|aide|rsyslog|syslog(-ng)?|systemd-journald|journald|"
+                                r"auditbeat|filebeat|td-agent|fluent-bit|defender|mdatp|sshguard)(\.service)?$")
+_MINER = re.compile(r"xmrig|minerd|cpuminer|cgminer|bfgminer|ethminer|nbminer|t-rex|phoenixminer|"
+                    r"stratum\+(tcp|ssl)://|(pool|mine)\.[\w.-]*:\d{4}|supportxmr|nanopool|moneroocean|"
+                    r"nicehash|kdevtmpfsi|kinsing|--donate-level", re.IGNORECASE)
+_URL = re.compile(r"(https?|ftp|wss?)://", re.IGNORECASE)
+_REMOTE_SPEC = re.compile(r"^([\w.-]+@)?[\w.-]+:(?!//)")
+_SETUID_MODE = re.compile(r"^([ugoa]*[+=][rwxXt]*s|[2467][0-7]{3})$")
+_BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/]{12,}={0,2}")
+_HEX_TOKEN = re.compile(r"^(?:[0-9a-fA-F]{2}){6,}$")
+_WEBSHELL = re.compile(r"<\?(php|=)?.*\b(system|exec|passthru|shell_exec|popen|proc_open|eval|assert|include|"
+                       r"require)(_once)?\s*\(.*\$_(GET|POST|REQUEST|COOKIE|SERVER)", re.IGNORECASE | re.DOTALL)
+_SHELLSHOCK = re.compile(r"\(\)\s*\{\s*:\s*;\s*\}\s*;")
+_CODE_REVERSE_SHELL = re.compile(
+    r"(socket|TCPSocket|IO::Socket|fsockopen|socket\.tcp|net\.connect|net\.Socket|Net::Socket|"
+    r"new Socket|UDPSocket|/dev/tcp/)", re.IGNORECASE)
+_CODE_SPAWN = re.compile(
+    r"(dup2|subprocess|os\.system|popen|pty\.spawn|exec\s*\(|execve|spawn|system\s*\(|/bin/(ba|z|da)?sh|"
+    r"cmd\.exe|child_process|proc_open|shell_exec|passthru|IO\.popen|Kernel\.exec|`)", re.IGNORECASE)
+_CODE_FETCH = re.compile(
+    r"(urlopen|urllib|requests\.(get|post)|http\.client|httpx|file_get_contents\s*\(\s*['\"]https?|"
+    r"LWP::|Net::HTTP|open-uri|URI\.open|fetch\s*\(|https?\.get|curl_exec|Invoke-WebRequest|"
+    r"DownloadString|wget|curl)", re.IGNORECASE)
+_CODE_EVAL = re.compile(r"\b(exec|eval|compile|system|popen|passthru|shell_exec|assert|Function)\s*\(|"
+                        r"\bsystem\b|\beval\b|IEX\b|Invoke-Expression|instance_eval|load\s*\(", re.IGNORECASE)
+_CODE_DESTROY = re.compile(
+    r"(rmtree|removedirs|rm_rf|rm_r\b|rimraf|rmSync|Remove-Item.*-Recurse|unlink|File\.delete|"
+    r"remove_dir_all|os\.remove)", re.IGNORECASE)
+_CODE_ROOTISH = re.compile(r"expanduser\(\s*['\"]~['\"]\s*\)|Path\.home\(\)|environ\[['\"]HOME['\"]\]|"
+                           r"getenv\(\s*['\"]HOME['\"]\s*\)|ENV\[['\"]HOME['\"]\]|['\"]/['\"]|['\"]~/?['\"]|"
+                           r"homedir\(\)|\$ENV\{HOME\}", re.IGNORECASE)
+_CODE_FORK = re.compile(r"fork\s+while\s+fork|while\s*\(?\s*(1|true|True)\s*\)?\s*:?\s*\{?\s*(os\.)?fork|"
+                        r"for\s*\(\s*;\s*;\s*\)\s*fork|fork\(\)\s*while|loop\s*\{\s*fork", re.IGNORECASE)
+_CODE_STRING = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
+
+
+# --------------------------------------------------------------------------
+# Entry point
+# --------------------------------------------------------------------------
+
+
+def analyze(command: str) -> CommandAnalysis:
+    """Judge a command line for the ``bash`` tool.
+
+    Called by the builtin policy before every ``bash`` call and by
+    ``clawcore scan``. Returns the strictest action over every finding; an
+    empty command is allowed.
+    """
+    if not isinstance(command, str):
+        return CommandAnalysis(str(command), Action.DENY,
+                               (Finding("not-text", Action.DENY, "the command is not text"),))
+    findings = _Judge(0).line(command)
+    # A literal "\n" outside quotes reads as the letter n in bash, but an interface that
+    # unescapes the text would run two commands: judge that reading too (deny on doubt).
+    if re.search(r"(?<!\\)\\n", command) and "'" not in command and '"' not in command:
+        findings += _Judge(0).line(command.replace("\\n", "\n"))
+    elif re.search(r"\\n(?=[/a-z])", command):
+        findings += _Judge(0).line(re.sub(r"\\n(?=[/a-z])", "\n", command))
+    findings = list(dict.fromkeys(findings))
+    action = max((f.action for f in findings), key=lambda a: a.rank, default=Action.ALLOW)
+    return CommandAnalysis(command, action, tuple(findings))
+
+
+# --------------------------------------------------------------------------
+# Path classes
+# --------------------------------------------------------------------------
+
+
+def _norm(path: str) -> str:
+    """A path as the rules compare it: ``$HOME``/``/root``/``/home/x`` stay distinct, ``//`` and
+    trailing slashes collapse, a leading ``~user`` becomes ``~``."""
+    p = path.replace(shell.DYNAMIC, "*").strip()
+    if p.startswith("~") and not p.startswith("~/") and p != "~":
+        p = "~" + p[p.find("/"):] if "/" in p else "~"
+    p = re.sub(r"/{2,}", "/", p)
+    p = re.sub(r"(/\.)+(/|$)", "/", p)
+    if len(p) > 1 and p.endswith("/"):
+        p = p.rstrip("/") or "/"
+    return p
+
+
+def _is_root_target(path: str) -> bool:
+    """A system or home root (or everything under it): deleting it destroys the machine or the user."""
+    p = _norm(path)
+    if p in ("", ".", "..", "*", ".*"):
+        return False
+    base = re.sub(r"(/\*|\*)$", "", p) or "/"
+    if p in ("/*", "/.*", "~/*", "~/.*", "*/*"):
+        return True
+    if base in _SYSTEM_ROOTS:
+        return True
+    if re.fullmatch(r"/home/[^/]+|/Users/[^/]+|/root", base):
+        return True
+    if re.fullmatch(r"~/(\.ssh|\.gnupg|\.aws|\.config|\.local|Documents|Desktop|\.kube)", base):
+        return True
+    if re.fullmatch(r"(\.\./)+\.\.?", p):
+        return False
+    return False
+
+
+def _is_credential(path: str) -> bool:
+    """A file that holds credentials: keys, cloud and registry logins, password hashes, secrets files."""
+    p = _norm(path)
+    return bool(_CREDENTIAL.search(p)) and not p.endswith((".pub", ".example", ".sample", ".template"))
+
+
+def _is_strong_credential(path: str) -> bool:
+    """A credential whose reading is theft rather than configuration: private keys, cloud logins,
+    password hashes, process environments. (``.env`` files and loose ``*.pem`` are only sensitive.)"""
+    p = _norm(path)
+    if re.search(r"(^|/)\.ssh/[^/]+$", p):
+        return _is_credential(p)
+    return _is_credential(p) and not re.search(r"(^|/)\.env(\.[\w-]+)?$|\.(pem|key|crt|p12|pfx|jks|keystore)$", p)
+
+
+def _is_device(path: str) -> bool:
+    return bool(_DEVICE.match(_norm(path)))
+
+
+# --------------------------------------------------------------------------
+# The judge
+# --------------------------------------------------------------------------
+
+
+class _Judge:
+    """Collects findings for one line and everything it runs, down to ``_MAX_DEPTH``."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+        self.found: list[Finding] = []
+
+    def add(self, rule: str, action: Action, reason: str) -> None:
+        self.found.append(Finding(rule, action, reason))
+
+    def deny(self, rule: str, reason: str) -> None:
+        self.add(rule, Action.DENY, reason)
+
+    def confirm(self, rule: str, reason: str) -> None:
+        self.add(rule, Action.CONFIRM, reason)
+
+    def nested(self, text: str, why: str) -> list[Finding]:
+        """Judge text that the line would run as shell (``bash -c``, ``eval``, piped to ``sh``)."""
+        if self.depth >= _MAX_DEPTH:
+            return [Finding("too-deep", Action.CONFIRM, f"{why} nests too deeply to judge")]
+        return _Judge(self.depth + 1).line(text, nested=True)
+
+    # -- the line ------------------------------------------------------------
+
+    def line(self, text: str, *, nested: bool = False) -> list[Finding]:
+        if _SHELLSHOCK.search(text):
+            self.deny("shellshock", "defines a function the Shellshock way (`() { :;};`): an exploit probe")
+        if len(text) > 20000:
+            self.confirm("oversized", "the command is longer than 20000 characters")
+        if _CODE_REVERSE_SHELL.search(text) and _CODE_SPAWN.search(text) and re.search(
+                r"\d+\.\d+\.\d+\.\d+|connect\s*\(", text):
+            self.deny("reverse-shell", "carries code that connects a shell to a remote host")
+        script = shell.parse(text)
+        if script.errors:
+            self.confirm("malformed", "the command line is malformed (" + "; ".join(script.errors[:2])
+                         + "): what it would run cannot be judged")
+        self._fork_bombs(script)
+        for cmd in script.commands:
+            self.command(cmd, script)
+        self._download_and_run(script)
+        self._injection_shape(script)
+        self._push_to_new_remote(script)
+        return self.found
+
+    def _fork_bombs(self, script: shell.Script) -> None:
+        for name, body in script.functions.items():
+            recursive = [c for c in body if c.name == name]
+            if recursive and (any(c.background or c.stdout_to or c.stdin_from for c in recursive)):
+                self.deny("fork-bomb", f"function {name!r} starts copies of itself: a fork bomb")
+        if script.endless_loop and any(c.background and c.in_loop for c in script.commands):
+            self.deny("fork-bomb", "an endless loop starts background processes: it exhausts the machine")
+        busy = [c for c in script.commands if c.background and c.name in ("yes", "cat", "dd", "sha1sum",
+                                                                           "md5sum", "openssl", "stress")]
+        if len(busy) >= 3:
+            self.confirm("resource-exhaustion", "starts several CPU-burning background processes")
+
+    def _download_and_run(self, script: shell.Script) -> None:
+        fetched: set[str] = set()
+        fetching = False
+        for cmd in script.commands:
+            argv = _effective(cmd)
+            if not argv:
+                continue
+            name, args = argv[0], argv[1:]
+            upstream = _upstream(cmd)
+            if any(_is_decoder(c) for c in upstream) or any(
+                (_effective(c)[:1] or [""])[0] in FETCHERS for c in upstream[1:]
+            ):
+                fetching = True
+                fetched.update(_norm(r.target) for r in cmd.redirects if r.op in (">", ">>"))
+            if name in FETCHERS or (name in SOCKET_TOOLS and cmd.stdout_to is not None):
+                fetching = True
+                for flag in ("-o", "--output", "-O", "--output-document"):
+                    if flag in args and args.index(flag) + 1 < len(args):
+                        fetched.add(_norm(args[args.index(flag) + 1]))
+                for arg in args:
+                    if arg.startswith(("--output=", "--output-document=", "-O")) and len(arg) > 2:
+                        fetched.add(_norm(arg.split("=", 1)[-1].removeprefix("-O")))
+                    if _URL.match(arg) and name == "wget" and "-O" not in args:
+                        fetched.add(_norm(arg.rstrip("/").rsplit("/", 1)[-1]))
+                for r in cmd.redirects:
+                    if r.op in (">", ">>"):
+                        fetched.add(_norm(r.target))
+            if not fetching:
+                continue
+            program = cmd.words[0].value if cmd.words else ""
+            runs = [program] if program else []
+            if name in SHELLS | set(INTERPRETERS) and args:
+                runs.append(args[-1])
+            if name == "chmod" and any("x" in a or "+s" in a for a in args if not a.startswith("/")):
+                runs.extend(args[1:])
+            for run in runs:
+                p = _norm(run)
+                if p in fetched or (p.startswith(("/tmp/", "/dev/shm/", "/var/tmp/", "./.")) and "/" in p):
+                    self.deny("download-and-run", f"downloads a program and runs it ({run})")
+                    return
+
+    def _push_to_new_remote(self, script: shell.Script) -> None:
+        added = set()
+        for cmd in script.commands:
+            args = cmd.args
+            if cmd.name == "git" and args[:2] == ["remote", "add"] and len(args) >= 3:
+                added.add(args[2])
+            elif cmd.name == "git" and args[:1] == ["push"] and set(args[1:]) & added:
+                self.confirm("exfiltration", "pushes the repository to a remote the same command just added")
+
+    def _injection_shape(self, script: shell.Script) -> None:
+        """Host discovery appended to an unrelated command: the shape of a command injection.
+
+        An agent's command that chains (``;``, ``&&``, ``|``, ``&``, a newline) a
+        probe — who am I, what system, which network tools, a timing delay,
+        a listing of system folders, a fetch — onto another command, passes a
+        command name as a file argument, or splices a probe's output into an
+        argument, is what injected text looks like; a person asks first.
+        """
+        if self.depth > 0:
+            return
+        top = [c for c in script.commands if c.depth == 0 and c.origin == ""]
+        previous: SimpleCommand | None = None
+        for cmd in top:
+            argv = _effective(cmd)
+            before, previous = previous, cmd
+            if not argv or not re.match(r"^[\w./-]+$", argv[0]):
+                continue
+            if cmd.chain_index > 0 and before is not None and before.chain_index == cmd.chain_index - 1 and (
+                    (cmd.name == "pwd" and before.name not in ("cd", "pushd", "popd", "mkdir"))
+                    or (cmd.name == "sleep" and not before.background and not cmd.in_loop and before.name != "sleep")):
+                self.confirm("injection-probe", f"appends {cmd.name!r} to an unrelated command, "
+                                                "the shape of a command injection probe")
+                return
+            chained = cmd.chain_index > 0 or cmd.stdin_from is not None
+            if chained and _is_discovery(cmd, argv):
+                self.confirm("injection-probe", f"chains {' '.join(argv)[:40]!r} (host discovery) onto another "
+                                                "command, the shape of a command injection")
+                return
+            if argv[0] not in NAME_TAKERS or argv[0] in _FIRST_ARG_IS_NOT_A_FILE:
+                words = [a for a in argv[1:] if not a.startswith("-")]
+                if argv[0] in _FIRST_ARG_IS_NOT_A_FILE and "-e" not in argv:
+                    words = words[1:]
+                hits = [a for a in words if a in _INJECTED_NAMES]
+                if hits:
+                    self.confirm("injection-probe", f"passes the command name {hits[0]!r} as an argument of "
+                                                    f"{argv[0]!r}, the shape of a command injection")
+                    return
+        for cmd in top:
+            if not cmd.words or cmd.name in ("echo", "printf", "local", "export", "declare", "readonly", "typeset"):
+                continue
+            for sub in cmd.substitutions:
+                if sub.origin == "$()" and (sub.name in ("ping", "sleep") or (sub.name == "id" and not sub.args)):
+                    self.confirm("injection-probe", f"splices the output of {sub.name!r} into a command's arguments")
+                    return
+
+    # -- one command ------------------------------------------------------------
+
+    def command(self, cmd: SimpleCommand, script: shell.Script) -> None:
+        argv = _effective(cmd)
+        self._assignments(cmd)
+        self._redirects(cmd, argv)
+        self._any_words(cmd)
+        if not cmd.words:
+            return
+        if cmd.words[0].dynamic and not cmd.words[0].value.strip() and cmd.depth > 0 and cmd.substitutions:
+            self.confirm("dynamic-command", "runs another command's output as a command")
+        if not argv:
+            return
+        name, args = argv[0], argv[1:]
+        elevated = _elevated(cmd)
+        if elevated:
+            self.confirm("sudo", "runs with elevated privileges (sudo/doas/su)")
+        if name in SHELLS:
+            self._shell(cmd, name, args)
+        elif name in INTERPRETERS or re.fullmatch(r"python\d[\d.]*|perl\d*|ruby\d[\d.]*|php\d*|node\d*", name):
+            self._interpreter(cmd, name, args)
+        elif name == "eval" or name in ("source", "."):
+            self._eval(cmd, name, args)
+        handler = _HANDLERS.get(name)
+        if handler is not None:
+            # handlers see the command with its wrappers (sudo, env, timeout...) peeled off
+            view = replace(cmd, words=[shell.Word(a, a) for a in argv]) if argv != cmd.argv else cmd
+            handler(self, view, args)
+        if name.startswith("mkfs") or name in ("mke2fs", "mkswap", "wipefs", "blkdiscard", "fdisk", "sfdisk",
+                                               "parted", "sgdisk", "gdisk", "cfdisk", "hdparm", "nvme", "badblocks",
+                                               "cryptsetup", "zpool", "mdadm", "pvcreate", "lvremove", "vgremove"):
+            self._disk_tool(name, args)
+        if name in SENDERS:
+            self._sender(cmd, name, args)
+        if name in READERS or (name in SENDERS and name not in ("ssh",)):
+            values = {args[k + 1] for k in range(len(args) - 1) if args[k] in ("-e", "-i", "-F", "--rsh", "-o",
+                                                                               "--cert", "--key", "-E", "--cacert")}
+            for arg in args:
+                if arg not in values and _is_credential(_strip_at(arg)):
+                    self._credential_read(cmd, name, arg)
+        if _MINER.search(" ".join(argv)):
+            self.deny("crypto-miner", "runs or fetches a cryptocurrency miner")
+        self._stdin_into_shell(cmd, name, args)
+
+    # -- categories -------------------------------------------------------------
+
+    def _assignments(self, cmd: SimpleCommand) -> None:
+        for key, value in cmd.assignments.items():
+            if key in ("HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL") and (
+                value in ("0", "/dev/null", "", "ignoreboth:erasedups") or key == "HISTFILE"
+            ):
+                self.confirm("anti-forensics", f"changes shell history ({key}={value or 'empty'})")
+            if key == "LD_PRELOAD" or (key == "PATH" and value.startswith(("/tmp", ".", "/dev/shm"))):
+                self.confirm("hijack-env", f"sets {key} to load or prefer untrusted code")
+
+    def _redirects(self, cmd: SimpleCommand, argv: list[str]) -> None:
+        for r in cmd.redirects:
+            target = r.target.replace(shell.DYNAMIC, "")
+            if re.match(r"/dev/(tcp|udp)/", target):
+                if r.op in (">&", "<>", "<&", ">", "<", "&>") or True:
+                    self.deny("reverse-shell", f"connects the shell's input/output to a network socket ({target})")
+                continue
+            if r.op in (">", ">>", "&>", ">|", "<>", "&>>", ">&") and not target.isdigit() and target != "-":
+                self._write_target(cmd, target, append=r.op in (">>", "&>>"), via="redirect")
+            elif r.op == "<" and _is_credential(target) and (cmd.stdout_to or cmd.name in SENDERS | READERS | {"tr"}):
+                self._credential_read(cmd, cmd.name or "<", target)
+            if r.op in ("<<<", "<<", "<<-") and argv and argv[0] in ("crontab", "tee"):
+                self._payload(r.target, "text written to a start-up location")
+
+    def _any_words(self, cmd: SimpleCommand) -> None:
+        for w in cmd.words:
+            v = w.value if not w.dynamic else w.raw
+            if "/dev/tcp/" in v or "/dev/udp/" in v:
+                self.deny("reverse-shell", f"refers to a raw network socket ({v[:60]})")
+            if _WEBSHELL.search(v):
+                self.deny("webshell", "writes server code that runs commands from web requests (a web shell)")
+            if _CODE_REVERSE_SHELL.search(v) and _CODE_SPAWN.search(v) and re.search(r"\d+\.\d+\.\d+\.\d+|connect", v):
+                self.deny("reverse-shell", "carries code that connects a shell to a remote host")
+            if _URL.search(w.raw) and (re.search(r"`|\$\(", w.raw)):
+                self.confirm("exfiltration", "puts a command's output into a URL")
+
+    def _write_target(self, cmd: SimpleCommand, target: str, *, append: bool, via: str) -> None:
+        p = _norm(target)
+        if p in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty") or p.startswith("/dev/fd/"):
+            return
+        if _is_device(p):
+            self.deny("disk-wipe", f"writes directly to the block device {p}")
+            return
+        if _AUDIT.search(p):
+            self.deny("audit-tamper", f"writes to the clawcore audit trail or configuration ({p})")
+            return
+        if _LOGS.search(p) and not append and _empties(cmd):
+            self.deny("log-tamper", f"empties the log or history file {p}")
+            return
+        if _CRITICAL_FILES.match(p):
+            self.deny("system-accounts", f"writes to {p}, which controls accounts and privileges")
+            return
+        if _PERSISTENCE.search(p):
+            self.confirm("persistence", f"writes to {p}, which runs automatically (start-up, cron, keys)")
+            content = _written_content(cmd)
+            if content:
+                self._payload(content, f"text written to {p}")
+            return
+        if re.match(r"^/proc/sys/kernel/(randomize_va_space|yama|kptr_restrict|dmesg_restrict|modules_disabled|"
+                    r"core_pattern|sysrq)", p):
+            self.deny("defense-evasion", f"weakens a kernel protection ({p})")
+            return
+        if p.startswith(("/etc/", "/boot/", "/usr/", "/bin/", "/sbin/", "/lib", "/proc/", "/sys/", "/var/lib/",
+                         "/System/", "/Library/")):
+            self.confirm("system-write", f"writes to the system location {p}")
+
+    def _payload(self, text: str, where: str) -> None:
+        """Judge text that will later run as shell (cron lines, rc files, piped scripts)."""
+        lines = []
+        for line in text.splitlines() or [text]:
+            stripped = line.strip()
+            cron = re.match(r"^(@\w+|([\d*/,-]+\s+){5}(\w+\s+)?)(.*)$", stripped)
+            lines.append(cron.group(4) if cron else stripped)
+        for finding in self.nested("\n".join(lines), where):
+            if finding.action is Action.DENY:
+                self.deny(finding.rule, f"{where} would later run: {finding.reason}")
+
+    def _shell(self, cmd: SimpleCommand, name: str, args: list[str]) -> None:
+        if any((_effective(c)[:1] or [""])[0] in FETCHERS for c in cmd.substitutions):
+            self.deny("remote-code", f"{name} runs code downloaded from the network")
+        code = _option_value(args, ("-c",))
+        if code is not None:
+            if shell.DYNAMIC in code:
+                sub_fetch = [c for c in cmd.substitutions if _effective(c)[:1] and _effective(c)[0] in FETCHERS]
+                if sub_fetch:
+                    self.deny("remote-code", "runs code downloaded from the network (sh -c \"$(curl ...)\")")
+                else:
+                    self.confirm("dynamic-code", f"{name} -c runs text computed at run time")
+            self.found.extend(self.nested(code.replace(shell.DYNAMIC, ""), f"{name} -c"))
+            return
+        if "-i" in args and any(r.target.startswith("/dev/") for r in cmd.redirects):
+            self.confirm("interactive-shell", "starts an interactive shell wired to other files")
+        if name == "busybox" and args and args[0] in ("nc", "telnet"):
+            self._sender(cmd, args[0], args[1:])
+
+    def _interpreter(self, cmd: SimpleCommand, name: str, args: list[str]) -> None:
+        flag = INTERPRETERS.get(re.sub(r"[\d.]+$", "", name) if name not in INTERPRETERS else name, "-e")
+        code = None
+        for i, arg in enumerate(args):
+            if arg in (flag, "-e", "-E", "-c", "-r", "--eval", "-x") and i + 1 < len(args):
+                code = args[i + 1]
+                break
+            if re.match(r"^-[A-Za-z]*[ce]$", arg) and i + 1 < len(args) and not arg.startswith("--"):
+                code = args[i + 1]
+                break
+            if arg.startswith("-M") or arg.startswith("-r") and name.startswith("ruby"):
+                continue
+        if code is None and name.startswith("perl"):
+            joined = " ".join(args)
+            if "-e" in joined:
+                code = joined
+        if code is not None:
+            self._code(code, name)
+
+    def _code(self, code: str, lang: str) -> None:
+        """Judge a one-liner for an interpreter by what it calls."""
+        if _CODE_REVERSE_SHELL.search(code) and _CODE_SPAWN.search(code):
+            self.deny("reverse-shell", f"{lang} code opens a socket and attaches a shell or process to it")
+        if _CODE_FETCH.search(code) and _CODE_EVAL.search(code):
+            self.deny("remote-code", f"{lang} code downloads code and runs it")
+        if _CODE_FORK.search(code):
+            self.deny("fork-bomb", f"{lang} code forks without end")
+        if _CODE_DESTROY.search(code) and _CODE_ROOTISH.search(code):
+            self.deny("destructive-delete", f"{lang} code deletes the home folder or the filesystem root")
+        literals = [a or b for a, b in _CODE_STRING.findall(code)]
+        decodes = re.search(r"b64decode|decode_base64|base64_decode|Base64\.decode|atob\(|fromhex|unhexlify|"
+                            r"FromBase64String|Buffer\.from\(", code)
+        runs = _CODE_SPAWN.search(code) or _CODE_EVAL.search(code)
+        for literal in literals:
+            text = literal.replace("\\n", "\n")
+            if _is_credential(text.strip()):
+                self.deny("credential-read", f"{lang} code reads a credential file ({text.strip()})")
+            if decodes:
+                decoded = _decode_base64(text) or _decode_hex(text)
+                if decoded is not None:
+                    if runs:
+                        self.deny("decode-and-run", f"{lang} code decodes a hidden payload and runs it")
+                    self.found.extend(self.nested(decoded, f"a payload decoded by {lang} code"))
+            if runs and re.search(r"\b(system|popen|exec\w*|spawn\w*|call|run|check_output|Popen|passthru|"
+                                  r"shell_exec)\s*\(\s*$", code[: code.find(literal)].rstrip("'\"[ (b")+"("):
+                for finding in self.nested(text, f"a command run by {lang} code"):
+                    self.found.append(finding)
+
+    def _eval(self, cmd: SimpleCommand, name: str, args: list[str]) -> None:
+        if name == "eval":
+            text = " ".join(w.text for w in cmd.words[1:])
+            if shell.DYNAMIC in text:
+                if any(_effective(c)[:1] and _effective(c)[0] in FETCHERS for c in cmd.substitutions):
+                    self.deny("remote-code", "evaluates code downloaded from the network")
+                else:
+                    self.confirm("dynamic-code", "eval runs text computed at run time")
+            self.found.extend(self.nested(text.replace(shell.DYNAMIC, ""), "eval"))
+            return
+        target = " ".join(w.text for w in cmd.words[1:2])
+        if any(_effective(c)[:1] and _effective(c)[0] in FETCHERS for c in cmd.substitutions):
+            self.deny("remote-code", f"{name} runs a script downloaded from the network")
+        elif shell.DYNAMIC in target and not cmd.substitutions:
+            pass
+        elif _norm(target).startswith(("/tmp/", "/dev/shm/")) or _is_credential(target):
+            self.confirm("source-untrusted", f"{name} runs a script from {target}")
+
+    def _stdin_into_shell(self, cmd: SimpleCommand, name: str, args: list[str]) -> None:
+        """A shell or interpreter reading its program from a pipe or here-string."""
+        is_shell = name in SHELLS and _option_value(args, ("-c",)) is None and not _script_arg(args)
+        is_interp = (name in INTERPRETERS or re.fullmatch(r"python\d[\d.]*|perl\d*|ruby\d[\d.]*|php\d*|node\d*",
+                                                          name)) and not _script_arg(args) and not any(
+            re.match(r"^-[A-Za-z]*[ceErmVhnpl]", a) or a in ("--version", "--help") for a in args)
+        if not (is_shell or is_interp):
+            return
+        here = [r.target for r in cmd.redirects if r.op in ("<<<", "<<", "<<-")]
+        stdin_file = [r.target for r in cmd.redirects if r.op == "<"]
+        source = cmd.stdin_from
+        if here:
+            text = "\n".join(here)
+            if is_shell:
+                self.found.extend(self.nested(text, f"the text fed to {name}"))
+            else:
+                self._code(text, name)
+            return
+        if stdin_file:
+            if _norm(stdin_file[0]).startswith(("/tmp/", "/dev/shm/")):
+                self.confirm("pipe-to-shell", f"{name} runs a script from {stdin_file[0]}")
+            return
+        if source is None:
+            return
+        chain = _upstream(source)
+        producers = {(_effective(c)[:1] or [""])[0] for c in chain}
+        if producers & (FETCHERS | SOCKET_TOOLS):
+            self.deny("remote-code", f"pipes code from the network into {name}")
+            return
+        payload = _static_payload(chain)
+        if payload is not None:
+            decoded, transformed = payload
+            if transformed:
+                self.confirm("decode-and-run", f"decodes a hidden payload and pipes it into {name}")
+            if is_shell:
+                for finding in self.nested(decoded, f"the payload piped into {name}"):
+                    self.found.append(finding)
+                    if transformed and finding.action is Action.DENY:
+                        self.deny("decode-and-run", f"decodes and runs: {finding.reason}")
+            else:
+                self._code(decoded, name)
+            return
+        decoders = [c for c in chain if _is_decoder(c)]
+        if decoders:
+            self.deny("decode-and-run", f"decodes a payload it cannot show and pipes it into {name}")
+        else:
+            self.confirm("pipe-to-shell", f"pipes generated text into {name}")
+
+    def _sender(self, cmd: SimpleCommand, name: str, args: list[str]) -> None:
+        joined = " ".join(args)
+        if name in ("nc", "ncat", "netcat", "cryptcat", "pwncat", "sbd"):
+            program = _option_value(args, ("-e", "-c", "--exec", "--sh-exec", "--lua-exec"))
+            glued = re.search(r"(^|\s)-[a-zA-Z]*e(/\S+)", joined)
+            program = program or (glued.group(2) if glued else None)
+            if program is not None:
+                first = program.split()[0].rsplit("/", 1)[-1] if program.split() else ""
+                if first in SHELLS or first in INTERPRETERS or "--sh-exec" in args or "--lua-exec" in args:
+                    self.deny("reverse-shell", f"{name} hands a shell to a network peer")
+                else:
+                    self.confirm("listener", f"{name} runs {first or 'a program'} for network peers")
+            elif re.search(r"(^|\s)-[a-zA-Z]*l", joined):
+                self.confirm("listener", f"{name} listens for incoming connections")
+        if name == "socat" and re.search(r"\b(EXEC|SYSTEM):", joined, re.IGNORECASE):
+            self.deny("reverse-shell", "socat attaches a program to a network connection")
+        if name == "openssl" and "s_client" in args and cmd.stdout_to and cmd.stdout_to.name in SHELLS:
+            self.deny("reverse-shell", "openssl s_client feeds a shell")
+        if name == "telnet" and (cmd.stdout_to and cmd.stdout_to.name in SHELLS):
+            self.deny("reverse-shell", "telnet feeds a shell")
+        # what leaves the machine
+        uploads = []
+        for i, arg in enumerate(args):
+            if arg in ("-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-F", "--form", "-T",
+                       "--upload-file", "--post-file", "--body-file") and i + 1 < len(args):
+                uploads.append(args[i + 1])
+            elif arg.startswith(("--post-file=", "--body-file=", "--data-binary=", "--data=")):
+                uploads.append(arg.split("=", 1)[1])
+        for up in uploads:
+            path = _strip_at(up)
+            if path in ("-", "@-") or up.endswith("@-") or path == "":
+                self._stdin_exfil(cmd, name)
+            elif _is_credential(path):
+                self.deny("exfiltration", f"{name} uploads the credential file {path}")
+            elif path and up.startswith("@"):
+                self.confirm("upload", f"{name} uploads the local file {path}")
+        secret_subs = [c for c in cmd.substitutions if _reads_secret(c)]
+        if secret_subs:
+            self.deny("exfiltration", f"{name} sends the contents of a credential or the environment")
+        if name in ("scp", "rsync", "sftp", "rclone") and any(_REMOTE_SPEC.match(a) for a in args):
+            values = {args[k + 1] for k in range(len(args) - 1) if args[k] in ("-e", "-i", "-F", "--rsh", "-o")}
+            if any(_is_strong_credential(a) for a in args if not _REMOTE_SPEC.match(a) and a not in values):
+                self.deny("exfiltration", f"{name} copies credentials to a remote host")
+        if cmd.stdin_from is not None and name not in ("ping",):
+            self._stdin_exfil(cmd, name)
+        if name == "git":
+            return
+
+    def _stdin_exfil(self, cmd: SimpleCommand, name: str) -> None:
+        for up in _upstream(cmd.stdin_from) if cmd.stdin_from else []:
+            if _reads_secret(up):
+                self.deny("exfiltration", f"pipes credentials or the environment into {name}")
+                return
+
+    def _credential_read(self, cmd: SimpleCommand, name: str, path: str) -> None:
+        if name in ("chmod", "chown", "ls", "stat", "ssh-keygen", "ssh-add", "ssh", "mkdir", "touch"):
+            return
+        if _is_strong_credential(_strip_at(path)):
+            self.deny("credential-read", f"{name} reads the credential file {_strip_at(path)}")
+        else:
+            self.confirm("secrets-file", f"{name} reads the secrets file {_strip_at(path)}")
+
+    def _disk_tool(self, name: str, args: list[str]) -> None:
+        devices = [a for a in args if _is_device(a)]
+        if devices and (name.startswith("mkfs") or name in ("mke2fs", "wipefs", "blkdiscard", "mkswap",
+                                                            "sgdisk", "cryptsetup", "pvcreate")):
+            if name in ("wipefs", "sgdisk") and not any(a.startswith(("-a", "--all", "-Z", "--zap")) for a in args):
+                self.confirm("disk-tool", f"{name} changes the disk layout of {devices[0]}")
+                return
+            self.deny("disk-wipe", f"{name} erases the device {devices[0]}")
+        else:
+            self.confirm("disk-tool", f"{name} changes disks or filesystems")
+
+
+_INJECTED_NAMES = (PROBES - {"w", "last", "route", "arp", "groups", "ver", "hostname"}) | {
+    "ls", "cat", "curl", "wget", "nc", "ncat", "netcat", "perl", "python", "python3", "bash", "sh", "ping",
+    "echo", "ifconfig", "netstat"}
+_SYSTEM_LISTING = re.compile(r"^(/|/etc|/home|/root|/var|/var/www|/tmp|/usr|/proc|/opt|/srv|/boot|/dev|/mnt)"
+                             r"(/\*|/\.\*)?/?$|^/home/\*|^/var/www/|^/etc/|^/proc/")
+
+
+#: Commands whose first positional word is a subcommand or pattern rather than a file.
+_FIRST_ARG_IS_NOT_A_FILE = {"git", "grep", "egrep", "fgrep", "sed", "awk"}
+#: Commands that ignore their standard input: a pipe into one is a sign of injected text.
+_IGNORES_STDIN = {"ls", "pwd", "id", "whoami", "uname", "ifconfig", "netstat", "hostname", "sleep", "which",
+                  "ping", "nslookup", "dig"}
+
+
+def _is_discovery(cmd: SimpleCommand, argv: list[str]) -> bool:
+    name, args = argv[0], argv[1:]
+    plain = [a for a in args if not a.startswith("-")]
+    if cmd.stdin_from is not None and cmd.name in _IGNORES_STDIN:
+        return True
+    if cmd.words[0].value.startswith(("/bin/", "/usr/bin/", "/sbin/")) and name in PROBES | {"ls", "cat"}:
+        return True
+    if name in ("id", "whoami", "uname", "ifconfig", "ipconfig", "netstat", "ss", "hostname", "who", "getent",
+                "lsb_release", "systeminfo", "lastlog", "arp"):
+        return not plain or name in ("getent",)
+    if name == "which":
+        return bool(set(plain) & (SENDERS | set(INTERPRETERS) | SHELLS | {"gcc", "cc", "nmap"}))
+    if name == "sleep":
+        return bool(plain) and cmd.stdin_from is not None or (bool(plain) and plain[0].isdigit() and int(plain[0]) >= 5)
+    if name == "pwd":
+        return cmd.stdin_from is not None
+    if name == "ping":
+        return any(a in ("-i", "-n", "-w") for a in args) and cmd.chain_index > 0
+    if name in ("ls", "cat", "head", "tail", "find", "tree", "du") and plain:
+        return any(_SYSTEM_LISTING.match(_norm(a)) for a in plain)
+    if name in FETCHERS and cmd.chain_index > 0 and cmd.joined_by in (";", "&", "\n", "&&", "||"):
+        return True
+    if cmd.name in FETCHERS and cmd.stdin_from is not None and not any(
+            a.startswith(("-d", "--data", "-T", "-F", "-stdin", "-i")) or a == "-" for a in args):
+        return True
+    if name in ("echo", "printf") and re.search(r"<\s*(script|img|svg|iframe)\b|\bon(error|load)\s*=|<\?php",
+                                                " ".join(w.raw for w in cmd.words), re.IGNORECASE):
+        return True
+    if name == "perl" and "-e" in args and re.search(r"print\s*[\"']\w[\"']\s*x\s*\d{3,}", " ".join(args)):
+        return True
+    return False
+
+
+# --------------------------------------------------------------------------
+# Per-command rules
+# --------------------------------------------------------------------------
+
+
+def _rm(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    flags = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
+    recursive = "r" in flags.lower() or "--recursive" in args
+    targets = [a for a in args if not a.startswith("-") or a == "-"]
+    if "--" in args:
+        targets = args[args.index("--") + 1:]
+    for t in targets:
+        p = _norm(t)
+        if recursive and _is_root_target(p):
+            j.deny("destructive-delete", f"recursively deletes {t or 'a root folder'}")
+        elif recursive and _is_credential(p):
+            j.deny("destructive-delete", f"deletes the credential store {t}")
+        elif _AUDIT.search(p) or (_LOGS.search(p) and not p.endswith("_history")):
+            j.deny("log-tamper", f"deletes the log or audit file {t}")
+        elif p.endswith("_history"):
+            j.confirm("anti-forensics", f"deletes shell history ({t})")
+        elif _is_credential(p):
+            j.confirm("credential-delete", f"deletes the credential file {t}")
+    if recursive:
+        j.confirm("recursive-delete", "deletes recursively")
+    if "--no-preserve-root" in args:
+        j.deny("destructive-delete", "disables rm's protection of /")
+
+
+def _shred(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    targets = [a for a in args if not a.startswith("-")]
+    for t in targets:
+        if _is_device(t):
+            j.deny("disk-wipe", f"shreds the device {t}")
+        elif _is_credential(t) or _is_root_target(t):
+            j.deny("destructive-delete", f"destroys {t}")
+        elif _LOGS.search(_norm(t)):
+            j.deny("log-tamper", f"destroys the log {t}")
+
+
+def _find(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    roots = []
+    for a in args:
+        if a.startswith(("-", "(", "!", "\\(")) and a not in ("-",):
+            if a in ("-H", "-L", "-P") or re.fullmatch(r"-[HLPO]\d?|-D", a):
+                continue
+            break
+        roots.append(a)
+    roots = roots or ["."]
+    destructive = "-delete" in args
+    inner: list[str] = []
+    for flag in ("-exec", "-execdir", "-ok", "-okdir"):
+        if flag in args:
+            start = args.index(flag) + 1
+            end = next((k for k in range(start, len(args)) if args[k] in (";", "+", "\\;")), len(args))
+            inner = args[start:end]
+            break
+    if inner:
+        name = inner[0].rsplit("/", 1)[-1]
+        if name in ("rm", "shred", "unlink") or (name in ("chmod", "chown") and _is_root_target(roots[0])):
+            destructive = destructive or name != "chmod"
+        sub = " ".join(_quote(a) for a in inner).replace("{}", "FOUND")
+        j.found.extend(j.nested(sub, "find -exec"))
+        if name in SENDERS and any(re.search(r"\*?\.(pem|key)|id_rsa|id_ed25519|credentials", a) for a in args):
+            j.deny("exfiltration", "finds key files and sends them over the network")
+        if name == "rm" and any("r" in a for a in inner if a.startswith("-")):
+            j.confirm("recursive-delete", "deletes recursively")
+    selective = any(a in _FIND_FILTERS for a in args)
+    if destructive:
+        for r in roots:
+            if _is_root_target(r) and not selective:
+                j.deny("destructive-delete", f"deletes everything find walks under {r}")
+            elif _is_root_target(r):
+                j.confirm("recursive-delete", f"deletes matching files anywhere under {r}")
+    names = [args[k + 1] for k in range(len(args) - 1) if args[k] in ("-name", "-iname", "-path")]
+    if any(re.fullmatch(r"\*?(id_rsa|id_dsa|id_ed25519|id_ecdsa|\.git-credentials|credentials|\.netrc|"
+                        r"shadow|wallet\.dat|\*\.kdbx)\*?", n) for n in names) and any(
+            _norm(r) in ("/", "~", "/home", "/root", "/Users") for r in roots):
+        j.confirm("credential-search", "searches the machine for credential files")
+
+
+_FIND_FILTERS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-size",
+                 "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-user", "-nouser", "-group", "-nogroup",
+                 "-newer", "-empty", "-perm", "-samefile", "-inum", "-used", "-links", "-lname", "-ilname",
+                 "-newermt", "-uid", "-gid", "-fstype", "-context"}
+
+
+def _chmod(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    name = cmd.name
+    recursive = any(a in ("-R", "--recursive") or (a.startswith("-") and "R" in a and not a.startswith("--"))
+                    for a in args)
+    plain = [a for a in args if not a.startswith("-") or (name == "chmod" and re.fullmatch(r"-[rwxXst]+", a))]
+    mode = plain[0] if plain else ""
+    targets = plain[1:] if name in ("chmod", "chown", "chgrp") else [a for a in args if a.startswith(("/", "~"))]
+    if name == "chmod" and _SETUID_MODE.match(mode):
+        j.deny("setuid", f"sets the setuid/setgid bit ({mode}) on {' '.join(targets) or 'a file'}")
+    for t in targets:
+        p = _norm(t)
+        if recursive and _is_root_target(p):
+            j.deny("permission-wipe", f"changes ownership or permissions of everything under {t}")
+        elif _CRITICAL_FILES.match(p) or p in ("/etc/shadow", "/etc/sudoers"):
+            j.deny("system-accounts", f"changes permissions of {p}")
+        elif p in ("/", "/etc", "/usr", "/bin", "/sbin", "/usr/bin", "~"):
+            j.confirm("system-permissions", f"changes permissions of {p}")
+    if name == "setfacl" and recursive and any(_is_root_target(a) for a in args):
+        j.deny("permission-wipe", "changes access control lists of a whole system tree")
+    if recursive:
+        j.confirm("recursive-permissions", f"{name} changes permissions recursively")
+
+
+def _dd(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    for a in args:
+        if a.startswith("of=") and _is_device(a[3:]):
+            j.deny("disk-wipe", f"dd overwrites the device {a[3:]}")
+        elif a.startswith("of="):
+            j._write_target(cmd, a[3:], append=False, via="dd")
+    j.confirm("dd", "dd copies raw data and can overwrite anything")
+
+
+def _kill(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    plain = [a for a in args if not a.startswith("-") or a == "-1"]
+    harmless = any(a in ("-0", "-l", "-L", "--list") for a in args)
+    if cmd.name == "kill" and not harmless and any(a in ("1", "-1") for a in plain[-2:]):
+        j.deny("kill-all", "kills init or every process")
+    force = any(a in ("-9", "-KILL", "-SIGKILL") for a in args) or _option_value(args, ("-s",)) in (
+        "9", "KILL", "SIGKILL")
+    if force or (cmd.name in ("killall", "pkill") and not harmless):
+        j.confirm("kill", f"{cmd.name} force-kills processes")
+
+
+def _shutdown(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    if cmd.name == "init" and not (args and args[0] in ("0", "6")):
+        return
+    j.confirm("shutdown", f"{cmd.name} stops or restarts the machine")
+
+
+def _systemctl(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    verbs = [a for a in args if not a.startswith("-")]
+    if cmd.name == "service" and len(verbs) >= 2:
+        verbs = [verbs[1], verbs[0]]
+    if verbs and verbs[0] in ("stop", "disable", "mask", "kill"):
+        if any(_SECURITY_SERVICES.match(v) for v in verbs[1:]):
+            j.deny("defense-evasion", f"turns off the security service {verbs[1]}")
+        else:
+            j.confirm("service-change", f"{cmd.name} {verbs[0]} changes running services")
+    elif verbs and verbs[0] in ("poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "rescue",
+                                "emergency"):
+        j.confirm("shutdown", f"{cmd.name} {verbs[0]} stops or restarts the machine")
+
+
+def _firewall(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    joined = " ".join(args)
+    if cmd.name in ("iptables", "ip6tables") and re.search(r"(^|\s)(-F|--flush|-X|-P \w+ ACCEPT)", joined):
+        j.deny("defense-evasion", "flushes or opens the firewall")
+    elif cmd.name == "ufw" and "disable" in args or cmd.name == "nft" and "flush" in args:
+        j.deny("defense-evasion", "turns the firewall off")
+    elif cmd.name == "setenforce" and args and args[0] in ("0", "Permissive", "permissive"):
+        j.deny("defense-evasion", "switches SELinux to permissive")
+    elif cmd.name in ("aa-teardown", "aa-disable", "auditctl") and (cmd.name != "auditctl" or "-D" in args
+                                                                     or "-e" in args and "0" in args):
+        j.deny("defense-evasion", f"{cmd.name} disables security auditing or confinement")
+    elif cmd.name == "sysctl" and re.search(r"kernel\.(randomize_va_space|yama|kptr_restrict|dmesg_restrict)", joined):
+        j.deny("defense-evasion", "weakens a kernel protection")
+    else:
+        j.confirm("firewall", f"{cmd.name} changes the firewall or security settings")
+
+
+def _accounts(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    joined = " ".join(args)
+    if cmd.name in ("useradd", "adduser", "usermod") and re.search(r"(-u|--uid)\s*0\b|-o\b.*-u\s*0", joined):
+        j.deny("system-accounts", "creates a second root account (uid 0)")
+    elif cmd.name in ("usermod", "gpasswd", "adduser") and re.search(r"\b(sudo|wheel|root|admin|docker)\b", joined):
+        j.confirm("privilege-grant", f"{cmd.name} adds a user to a privileged group")
+    elif cmd.name == "chpasswd" or (cmd.name == "passwd" and (not args or "root" in args)):
+        if cmd.name == "chpasswd" or "root" in args:
+            j.deny("system-accounts", "changes account passwords non-interactively or for root")
+        else:
+            j.confirm("accounts", "changes a password")
+    else:
+        j.confirm("accounts", f"{cmd.name} changes user accounts")
+
+
+def _crontab(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    if args and args[0] in ("-l",) and len(args) == 1:
+        return
+    if not args or args[-1] == "-" or (args and not args[-1].startswith("-")):
+        j.confirm("persistence", "installs a crontab (commands that run on a schedule)")
+        if cmd.stdin_from is not None:
+            for up in _upstream(cmd.stdin_from):
+                if _effective(up)[:1] and _effective(up)[0] in ("echo", "printf"):
+                    j._payload(" ".join(_effective(up)[1:]), "the crontab entry")
+                elif _effective(up)[:1] and _effective(up)[0] in FETCHERS:
+                    j.deny("persistence", "installs a crontab downloaded from the network")
+    elif "-r" in args:
+        j.confirm("persistence", "removes the crontab")
+    elif "-e" in args:
+        j.confirm("persistence", "edits the crontab")
+
+
+def _history(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    if cmd.name == "history" and any(re.fullmatch(r"-\w*c\w*", a) for a in args):
+        j.confirm("anti-forensics", "clears shell history")
+    elif cmd.name == "set" and "+o" in args and "history" in args:
+        j.confirm("anti-forensics", "turns shell history off")
+    elif cmd.name in ("unset", "export", "declare", "typeset", "local", "readonly"):
+        for a in args:
+            key, _, value = a.partition("=")
+            if key in ("HISTFILE", "HISTSIZE", "HISTFILESIZE") and (cmd.name == "unset" or value in ("0", "/dev/null", "")):
+                j.confirm("anti-forensics", f"disables shell history ({a})")
+            if key == "LD_PRELOAD":
+                j.confirm("hijack-env", "sets LD_PRELOAD")
+
+
+def _logs(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    if cmd.name == "journalctl" and any(a.startswith(("--vacuum", "--rotate", "--flush")) for a in args):
+        j.deny("log-tamper", "deletes or rotates away the system journal")
+    if cmd.name in ("truncate", "wipe", "srm") or cmd.name == "ln":
+        for a in args:
+            p = _norm(a)
+            if _AUDIT.search(p):
+                j.deny("audit-tamper", f"{cmd.name} tampers with the audit trail ({a})")
+            elif _LOGS.search(p):
+                if p.endswith("_history"):
+                    j.confirm("anti-forensics", f"{cmd.name} disables shell history ({a})")
+                else:
+                    j.deny("log-tamper", f"{cmd.name} empties the log {a}")
+            elif cmd.name == "ln" and (_PERSISTENCE.search(p) or _CRITICAL_FILES.match(p)):
+                j.confirm("persistence", f"links over {p}")
+    if cmd.name in ("wevtutil", "auditpol"):
+        j.deny("log-tamper", f"{cmd.name} clears or disables event logs")
+
+
+def _copy(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    plain = [a for a in args if not a.startswith("-")]
+    if cmd.name == "tee":
+        for a in plain:
+            j._write_target(cmd, a, append="-a" in args, via="tee")
+        return
+    if len(plain) >= 2:
+        dest = plain[-1]
+        j._write_target(cmd, dest, append=False, via=cmd.name)
+        if cmd.name == "mv" and any(_is_root_target(s) for s in plain[:-1]):
+            j.deny("destructive-delete", f"moves a system or home root away ({plain[0]})")
+        if cmd.name in ("cp", "install") and any(_norm(s).rsplit("/", 1)[-1] in SHELLS for s in plain[:-1]):
+            if any(a in ("-p", "--preserve", "-a") for a in args) or _norm(dest).startswith(("/tmp", "/dev/shm")):
+                j.confirm("shell-copy", "copies a shell binary somewhere else")
+
+
+def _container(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    joined = " ".join(args)
+    if cmd.name in ("docker", "podman", "nerdctl", "ctr"):
+        if re.search(r"--privileged|--pid[= ]host|--cap-add[= ](SYS_ADMIN|ALL)|-v\s*/:|--volume[= ]/:|"
+                     r"/var/run/docker\.sock|--security-opt[= ](apparmor|seccomp)[=:]unconfined|--net[= ]host.*--pid",
+                     joined):
+            j.deny("container-escape", f"{cmd.name} starts a container with access to the host")
+        elif args and args[0] in ("rm", "rmi", "system", "volume") and re.search(r"-f|prune", joined):
+            j.confirm("container-delete", f"{cmd.name} deletes containers, images or volumes")
+    elif cmd.name == "nsenter" and re.search(r"(-t|--target)\s*1\b", joined):
+        j.deny("container-escape", "enters the namespaces of the host's init process")
+    elif cmd.name == "chroot":
+        j.confirm("chroot", "changes the root directory")
+    elif cmd.name == "mount":
+        plain = [a for a in args if not a.startswith("-")]
+        binds = any(a in ("--bind", "--rbind", "-B", "-R") or a.startswith("-obind") for a in args)
+        if any(_is_device(a) for a in plain) or (binds and plain and _norm(plain[0]) in ("/", "/etc", "/root", "~")):
+            j.confirm("mount", "mounts a disk or the host filesystem")
+    elif cmd.name in ("insmod", "modprobe", "rmmod"):
+        j.confirm("kernel-module", f"{cmd.name} changes kernel modules")
+
+
+def _secrets_tool(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    joined = " ".join(args)
+    patterns = {
+        "gcloud": r"auth\s+(print-access-token|print-identity-token|application-default\s+print)",
+        "security": r"(find-(generic|internet)-password.*-[a-z]*w|dump-keychain|export\b)",
+        "gpg": r"--export-secret(-sub)?keys",
+        "gpg2": r"--export-secret(-sub)?keys",
+        "aws": r"configure\s+(get|export-credentials)|sts\s+get-session-token|secretsmanager\s+get-secret-value|"
+               r"ssm\s+get-parameters?.*--with-decryption|ecr\s+get-login-password",
+        "az": r"account\s+get-access-token|keyvault\s+secret\s+show",
+        "gh": r"auth\s+token",
+        "kubectl": r"config\s+view.*--raw|get\s+secrets?\b.*-o|describe\s+secret",
+        "vault": r"(read|kv\s+get)\b",
+        "op": r"(read|item\s+get)\b",
+        "pass": r"^(show\s+)?\S+$",
+        "secret-tool": r"lookup",
+        "mimikatz": r".",
+        "lazagne": r".",
+    }
+    pattern = patterns.get(cmd.name)
+    if pattern and re.search(pattern, joined):
+        j.deny("credential-read", f"{cmd.name} prints stored credentials or tokens")
+
+
+def _environment(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    if cmd.name in ("printenv", "env", "export", "set", "declare") and not args and cmd.stdout_to is not None:
+        for down in _downstream(cmd):
+            if _effective(down)[:1] and _effective(down)[0] in SENDERS:
+                j.deny("exfiltration", "sends the environment (API keys, tokens) over the network")
+                return
+
+
+def _ssh_keys(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    if cmd.name in ("ssh-copy-id",):
+        j.confirm("ssh", "installs a key on a remote host")
+
+
+_HANDLERS = {
+    "rm": _rm, "rmdir": _rm, "unlink": _rm, "srm": _shred, "shred": _shred, "wipe": _shred,
+    "find": _find, "chmod": _chmod, "chown": _chmod, "chgrp": _chmod, "setfacl": _chmod, "chattr": _chmod,
+    "dd": _dd, "kill": _kill, "killall": _kill, "pkill": _kill,
+    "shutdown": _shutdown, "reboot": _shutdown, "halt": _shutdown, "poweroff": _shutdown, "init": _shutdown,
+    "systemctl": _systemctl, "service": _systemctl,
+    "iptables": _firewall, "ip6tables": _firewall, "ufw": _firewall, "nft": _firewall, "setenforce": _firewall,
+    "aa-teardown": _firewall, "aa-disable": _firewall, "auditctl": _firewall, "sysctl": _firewall,
+    "useradd": _accounts, "adduser": _accounts, "usermod": _accounts, "passwd": _accounts, "chpasswd": _accounts,
+    "userdel": _accounts, "visudo": _accounts, "gpasswd": _accounts,
+    "crontab": _crontab, "at": _crontab,
+    "history": _history, "set": _history, "unset": _history, "export": _history, "declare": _history,
+    "typeset": _history, "readonly": _history,
+    "journalctl": _logs, "truncate": _logs, "ln": _logs, "wevtutil": _logs, "auditpol": _logs,
+    "cp": _copy, "mv": _copy, "install": _copy, "tee": _copy, "rsync": _copy,
+    "docker": _container, "podman": _container, "nerdctl": _container, "ctr": _container, "nsenter": _container,
+    "chroot": _container, "mount": _container, "insmod": _container, "modprobe": _container, "rmmod": _container,
+    "gcloud": _secrets_tool, "security": _secrets_tool, "gpg": _secrets_tool, "gpg2": _secrets_tool,
+    "aws": _secrets_tool, "az": _secrets_tool, "gh": _secrets_tool, "kubectl": _secrets_tool,
+    "vault": _secrets_tool, "op": _secrets_tool, "secret-tool": _secrets_tool, "mimikatz": _secrets_tool,
+    "lazagne": _secrets_tool, "printenv": _environment, "env": _environment, "ssh-copy-id": _ssh_keys,
+}
+
+
+# --------------------------------------------------------------------------
+# Small readers
+# --------------------------------------------------------------------------
+
+
+def _effective(cmd: SimpleCommand) -> list[str]:
+    """The command that actually runs once wrappers (``sudo``, ``env``, ``timeout``, ``xargs``...) are peeled.
+
+    ``xargs`` gets the words of a here-string as its arguments (``xargs rm -rf <<< /``).
+    """
+    argv = [a.rsplit("/", 1)[-1] if i == 0 and "/" in a and not a.endswith("/") else a
+            for i, a in enumerate(cmd.argv)]
+    seen = 0
+    while argv and argv[0] in WRAPPERS and seen < 6:
+        seen += 1
+        name, rest = argv[0], argv[1:]
+        if name == "xargs":
+            rest = _skip_options(rest, with_value={"-I", "-i", "-n", "-P", "-L", "-d", "-s", "-E", "-a", "--max-args",
+                                                   "--max-procs", "--delimiter", "--replace", "--arg-file"})
+            extra = [r.target for r in cmd.redirects if r.op == "<<<"]
+            if not rest:
+                rest = ["echo"]
+            argv = rest + [w for text in extra for w in text.split()]
+            break
+        if name == "parallel":
+            rest = _skip_options(rest, with_value={"-j", "--jobs", "-S", "--sshlogin"})
+        elif name in ("sudo", "doas"):
+            rest = _skip_options(rest, with_value={"-u", "-g", "-U", "-C", "-h", "-p", "-r", "-t", "-T", "-D"})
+        elif name in ("su", "runuser"):
+            code = _option_value(rest, ("-c", "--command"))
+            return ["sh", "-c", code] if code is not None else ["sh"]
+        elif name == "env":
+            rest = _skip_options(rest, with_value={"-u", "-C", "-S"})
+            while rest and "=" in rest[0] and not rest[0].startswith("="):
+                rest = rest[1:]
+        elif name == "timeout":
+            rest = _skip_options(rest, with_value={"-s", "-k", "--signal", "--kill-after"})
+            rest = rest[1:]
+        elif name in ("nice", "ionice", "chrt", "taskset", "stdbuf", "flock"):
+            rest = _skip_options(rest, with_value={"-n", "-c", "-p", "--adjustment", "-i", "-o", "-e"})
+            if name in ("chrt", "taskset", "flock") and rest:
+                rest = rest[1:]
+        elif name == "watch":
+            rest = _skip_options(rest, with_value={"-n", "--interval", "-d"})
+            if len(rest) == 1:
+                return ["sh", "-c", rest[0]]
+        elif name in ("script",):
+            code = _option_value(rest, ("-c", "--command"))
+            return ["sh", "-c", code] if code is not None else []
+        else:
+            rest = _skip_options(rest, with_value={"-o", "-e", "-p", "-s", "-f"})
+        argv = [a.rsplit("/", 1)[-1] if i == 0 and "/" in a else a for i, a in enumerate(rest)]
+    return argv
+
+
+def _elevated(cmd: SimpleCommand) -> bool:
+    return bool(cmd.words) and cmd.name in ("sudo", "doas", "su", "pkexec", "runuser")
+
+
+def _skip_options(args: list[str], *, with_value: set[str]) -> list[str]:
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "-":
+        if args[i] == "--":
+            return args[i + 1:]
+        i += 2 if args[i] in with_value else 1
+    return args[i:]
+
+
+def _option_value(args: list[str], names: Iterable[str]) -> str | None:
+    names = tuple(names)
+    for i, a in enumerate(args):
+        if a in names and i + 1 < len(args):
+            return args[i + 1]
+        if re.fullmatch(r"-[a-zA-Z]*c", a) and "-c" in names and i + 1 < len(args) and not a.startswith("--"):
+            return args[i + 1]
+    return None
+
+
+def _script_arg(args: list[str]) -> bool:
+    """A shell or interpreter given a script file (so it does not read its program from stdin)."""
+    skip_next = False
+    for a in args:
+        if skip_next:
+            skip_next = False
+            continue
+        if a in ("-s", "-"):
+            return False
+        if a in ("-o", "+o", "-O", "-W", "-X", "-m", "-I"):
+            skip_next = True
+            continue
+        if not a.startswith(("-", "+")):
+            return True
+    return False
+
+
+def _strip_at(arg: str) -> str:
+    value = arg.split("=", 1)[1] if re.match(r"^[\w.-]+=@", arg) else arg
+    return value[1:] if value.startswith("@") else value.split(";")[0]
+
+
+def _upstream(cmd: SimpleCommand | None) -> list[SimpleCommand]:
+    chain = []
+    while cmd is not None and len(chain) < 32:
+        chain.append(cmd)
+        cmd = cmd.stdin_from
+    return chain
+
+
+def _downstream(cmd: SimpleCommand) -> list[SimpleCommand]:
+    chain = []
+    nxt = cmd.stdout_to
+    while nxt is not None and len(chain) < 32:
+        chain.append(nxt)
+        nxt = nxt.stdout_to
+    return chain
+
+
+def _reads_secret(cmd: SimpleCommand) -> bool:
+    argv = _effective(cmd)
+    if not argv:
+        return False
+    name, args = argv[0], argv[1:]
+    if name in ("printenv", "env") and not [a for a in args if "=" not in a and not a.startswith("-")]:
+        return True
+    if name in ("printenv",) and args:
+        return any(re.search(r"KEY|TOKEN|SECRET|PASS", a, re.IGNORECASE) for a in args)
+    if name in ("gpg", "gpg2") and any("export-secret" in a for a in args):
+        return True
+    files = [a for a in args if not a.startswith("-")] + [r.target for r in cmd.redirects if r.op == "<"]
+    if name in READERS | {"tr", "strings", "dd", "find"} and any(_is_strong_credential(_strip_at(f)) for f in files):
+        return True
+    return any(_reads_secret(s) for s in cmd.substitutions)
+
+
+def _is_decoder(cmd: SimpleCommand) -> bool:
+    argv = _effective(cmd)
+    if not argv:
+        return False
+    name, args = argv[0], argv[1:]
+    joined = " ".join(args)
+    return (name in ("base64", "base32", "basenc") and re.search(r"(^|\s)(-d|-D|--decode)", joined) is not None) or (
+        name == "xxd" and "-r" in joined) or (name == "openssl" and re.search(r"enc|base64", joined) is not None and "-d" in args) or (
+        name in ("uudecode", "rev")) or (name == "tr" and len(args) >= 2) or (
+        name in ("printf", "echo") and "\\" in joined)
+
+
+def _static_payload(chain: list[SimpleCommand]) -> tuple[str, bool] | None:
+    """The text a pipe would deliver when every stage is static and decodable: (text, was-transformed)."""
+    stages = list(reversed(chain))
+    first = stages[0]
+    argv = _effective(first)
+    if not argv:
+        return None
+    name, args = argv[0], argv[1:]
+    here = [r.target for r in first.redirects if r.op in ("<<<", "<<", "<<-")]
+    text: str | None
+    transformed = False
+    if any(w.dynamic for w in first.words):
+        return None
+    if name == "echo":
+        flags = [a for a in args if a in ("-e", "-n", "-E", "-ne", "-en")]
+        body = " ".join(a for a in args if a not in flags)
+        text = shell.decode_escapes(body) if any("e" in f for f in flags) else body
+        transformed = text != body
+    elif name == "printf" and args:
+        text = shell.printf_output(args)
+        transformed = text != args[0] or "\\" in args[0]
+    elif name == "cat" and here and not args:
+        text = here[0]
+    elif here:
+        text = here[0]
+        stages = [first] + stages[1:]
+        applied = _transform(name, args, text)
+        if applied is None:
+            return None
+        text, transformed = applied, True
+    else:
+        return None
+    for stage in stages[1:]:
+        sargv = _effective(stage)
+        if not sargv:
+            return None
+        applied = _transform(sargv[0], sargv[1:], text)
+        if applied is None:
+            return None
+        transformed = transformed or applied != text
+        text = applied
+    return text, transformed
+
+
+def _transform(name: str, args: list[str], text: str) -> str | None:
+    joined = " ".join(args)
+    if name in ("base64", "basenc") and re.search(r"(^|\s)(-d|-D|--decode)", joined):
+        return _decode_base64(text.strip())
+    if name == "base32" and "-d" in joined:
+        try:
+            return base64.b32decode(text.strip()).decode("utf-8", "replace")
+        except (binascii.Error, ValueError):
+            return None
+    if name == "xxd" and "-r" in joined:
+        return _decode_hex(text.strip())
+    if name == "rev":
+        return "\n".join(line[::-1] for line in text.split("\n"))
+    if name == "tr" and len(args) >= 2:
+        src, dst = (_tr_set(args[0]), _tr_set(args[1]))
+        if not src or not dst:
+            return None
+        dst = dst + dst[-1] * max(0, len(src) - len(dst))
+        return text.translate(str.maketrans(src, dst[: len(src)]))
+    if name in ("cat", "tee", "head", "tail"):
+        return text
+    if name == "openssl" and "base64" in joined and "-d" in args:
+        return _decode_base64(text.strip())
+    return None
+
+
+def _tr_set(spec: str) -> str:
+    out = []
+    i = 0
+    spec = shell.decode_escapes(spec)
+    while i < len(spec):
+        if i + 2 < len(spec) and spec[i + 1] == "-":
+            out.extend(chr(c) for c in range(ord(spec[i]), ord(spec[i + 2]) + 1))
+            i += 3
+        else:
+            out.append(spec[i])
+            i += 1
+    return "".join(out)
+
+
+def _decode_base64(text: str) -> str | None:
+    compact = re.sub(r"\s+", "", text)
+    if len(compact) < 8 or not re.fullmatch(r"[A-Za-z0-9+/_-]+={0,2}", compact):
+        return None
+    try:
+        raw = base64.b64decode(compact + "=" * (-len(compact) % 4), altchars=b"-_" if "-" in compact or "_" in compact else None)
+    except (binascii.Error, ValueError):
+        return None
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
+    return decoded if decoded and printable / len(decoded) > 0.95 else None
+
+
+def _decode_hex(text: str) -> str | None:
+    compact = re.sub(r"[\s:]|\\x|0x", "", text)
+    if not _HEX_TOKEN.match(compact):
+        return None
+    try:
+        decoded = bytes.fromhex(compact).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return decoded if all(ch.isprintable() or ch in "\n\t" for ch in decoded) else None
+
+
+def _empties(cmd: SimpleCommand) -> bool:
+    """A redirection whose command writes nothing (``> f``, ``: > f``, ``echo '' > f``, ``cat /dev/null > f``)."""
+    argv = _effective(cmd)
+    if not argv or argv[0] in (":", "true", "false"):
+        return True
+    if argv[0] in ("echo", "printf") and not "".join(a for a in argv[1:] if a not in ("-n", "-e")).strip():
+        return True
+    return argv[0] == "cat" and argv[1:] == ["/dev/null"]
+
+
+def _written_content(cmd: SimpleCommand) -> str:
+    argv = _effective(cmd)
+    if argv and argv[0] in ("echo", "printf"):
+        return shell.printf_output(argv[1:]) if argv[0] == "printf" and argv[1:] else " ".join(
+            a for a in argv[1:] if a not in ("-e", "-n", "-en", "-ne"))
+    if cmd.stdin_from is not None:
+        up = _effective(cmd.stdin_from)
+        if up and up[0] in ("echo", "printf"):
+            return " ".join(up[1:])
+    here = [r.target for r in cmd.redirects if r.op in ("<<<", "<<", "<<-")]
+    return "\n".join(here)
+
+
+def _quote(arg: str) -> str:
+    if arg and re.fullmatch(r"[\w@%+=:,./~{}*-]+", arg):
+        return arg
+    return "'" + arg.replace("'", "'\\''") + "'"
+
+
+def rot13(text: str) -> str:
+    """ROT13, for tests and readers of obfuscated payloads."""
+    return codecs.encode(text, "rot13")
