@@ -24,6 +24,10 @@ __all__ = ["cli", "main"]
 COMMAND_MODULES = (
     "clawcore.cli.plugins_cmd",
     "clawcore.cli.config_cmd",
+    "clawcore.cli.demo_cmd",
+    "clawcore.cli.audit_cmd",
+    "clawcore.cli.gateway_cmd",
+    "clawcore.cli.security_cmd",
 )
 
 
