@@ -253,7 +253,7 @@ class Session:
 
     def _system_prompt(self, sections: Sequence[PromptSection]) -> str:
         extra = [summary_section(self.summary)] if self.summary else []
-        return build_system_prompt([*sections, *extra], now=self._clock(), extra=self.settings.system_prompt)
+        return build_system_prompt([*sections, *extra], now=self._now(), extra=self.settings.system_prompt)
 
     # -- transcript ------------------------------------------------------------
 
@@ -269,6 +269,11 @@ class Session:
         return message
 
     # -- flush and compaction -------------------------------------------------
+
+    def _now(self) -> dt.datetime:
+        """The clock's time in the configured ``timezone`` (daily notes are dated in it)."""
+        now = self._clock()
+        return now.astimezone(self._tz) if now.tzinfo is not None else now.replace(tzinfo=self._tz)
 
     @property
     def context_tokens(self) -> int:
@@ -308,7 +313,7 @@ class Session:
             self._write(message, keep=False, silent=True, **extra)
 
         flush = MemoryFlush(self.runtime, self.model, self.context, write, max_rounds=self.settings.flush_max_rounds)
-        outcome = flush.run(self._system_prompt(sections), self.messages, self._clock())
+        outcome = flush.run(self._system_prompt(sections), self.messages, self._now())
         # Recorded with the count of the cycle it belongs to, before any compaction increments it.
         self.memory_flush_compaction_count = self.compaction_count
         self._flush_total += 1

@@ -1,0 +1,95 @@
+"""JSONL transcripts: append-only, torn lines skipped, listing, replay after compaction, hostile ids."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from clawcore import Message, ToolCall
+from clawcore.sessions import InvalidSessionId, SessionHistory, SessionNotFound, SessionStore, message_to_entry
+
+
+def test_torn_last_line_is_skipped_and_the_next_append_starts_fresh(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    session_id, transcript = store.create("s1")
+    transcript.append(message_to_entry(Message("user", "hello"), 1))
+    transcript.append(message_to_entry(Message("assistant", "hi"), 2, usage={"input": 10, "output": 3}))
+    with transcript.path.open("ab") as handle:
+        handle.write(b'{"type":"message","seq":3,"role":"user","content":"cut in the mi')
+    read = store.read(session_id)
+    assert read.torn_tail and read.skipped == 1
+    assert [e.get("content") for e in read.entries[1:]] == ["hello", "hi"]
+
+    fresh = store.open(session_id)  # a new process appends after the crash
+    fresh.append(message_to_entry(Message("user", "after the crash"), 3))
+    read = store.read(session_id)
+    assert not read.torn_tail and read.skipped == 1  # the torn fragment stays as a damaged middle line
+    assert [e.get("content") for e in read.entries[1:]] == ["hello", "hi", "after the crash"]
+    assert "line 4 is damaged" in read.problems[0]
+
+
+def test_list_and_info(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    assert store.list() == []
+    _, old = store.create("old")
+    old.append({"type": "message", "seq": 1, "role": "user", "content": "a", "ts": 100.0})
+    _, new = store.create("new", channel="gateway")
+    new.append({"type": "message", "seq": 1, "role": "user", "content": "b"})
+    new.append({"type": "message", "seq": 2, "role": "assistant", "content": "c", "usage": {"input": 7, "output": 2}})
+    new.append({"type": "flush", "compactionCount": 0})
+    new.append({"type": "compaction", "compactionCount": 1, "summary": "s", "firstKeptSeq": 2})
+    (tmp_path / "sessions" / "not a session.jsonl").write_text("x")
+    infos = store.list()
+    assert [i.id for i in infos] == ["new", "old"]
+    info = infos[0]
+    assert (info.messages, info.tokens, info.compactions, info.flushes, info.channel) == (2, 9, 1, 1, "gateway")
+    assert info.started <= info.last_activity
+
+
+def test_replay_after_compaction_rebuilds_the_context() -> None:
+    call = ToolCall("read_file", {"path": "a"}, "c1")
+    entries = [
+        {"type": "session", "id": "x"},
+        message_to_entry(Message("user", "one"), 1),
+        message_to_entry(Message("assistant", "", tool_calls=(call,)), 2),
+        message_to_entry(Message("tool", "file a", tool_call_id="c1"), 3),
+        message_to_entry(Message("user", "flush prompt"), 4, silent=True),
+        {"type": "flush", "compactionCount": 0},
+        message_to_entry(Message("assistant", "two"), 5),
+        {"type": "compaction", "compactionCount": 1, "summary": "earlier: one", "firstKeptSeq": 5},
+        message_to_entry(Message("user", "three"), 6),
+    ]
+    history = SessionHistory.from_entries(entries)
+    assert [m.content for _, m in history.context] == ["two", "three"]
+    assert (history.summary, history.compaction_count, history.memory_flush_compaction_count) == (
+        "earlier: one", 1, 0)
+    assert history.next_seq == 7
+    full = SessionHistory.from_entries(entries[:4])
+    assert full.context[1][1].tool_calls == (call,) and full.context[2][1].tool_call_id == "c1"
+    assert full.memory_flush_compaction_count is None
+
+
+@pytest.mark.parametrize("bad", ["../etc/passwd", "a/b", "", ".hidden", "x" * 200, "a\x00b", "..", "a..b"])
+def test_hostile_ids_are_refused(tmp_path: Path, bad: str) -> None:
+    with pytest.raises(InvalidSessionId, match="invalid session id"):
+        SessionStore(tmp_path).path(bad)
+
+
+def test_missing_and_duplicate_sessions(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    with pytest.raises(SessionNotFound, match="clawcore sessions list"):
+        store.open("nope")
+    store.create("dup")
+    with pytest.raises(Exception, match="exists already"):
+        store.create("dup")
+
+
+def test_lines_are_json_objects_with_timestamps(tmp_path: Path) -> None:
+    _, transcript = SessionStore(tmp_path).create("t")
+    transcript.append(message_to_entry(Message("user", "ünïcode ✓"), 1))
+    lines = transcript.path.read_text(encoding="utf-8").splitlines()
+    assert all(isinstance(json.loads(line)["ts"], float) for line in lines)
+    assert "ünïcode ✓" in lines[1]
+    assert oct(transcript.path.stat().st_mode & 0o777) == "0o600"
