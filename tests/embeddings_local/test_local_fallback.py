@@ -1,0 +1,60 @@
+"""Through the core's memory engine: the local provider is the first link, and a broken model falls back."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pluggy
+import pytest
+
+from clawcore.memory import open_memory
+
+import clawcore_embeddings_local
+
+NOTES = (
+    "# Decisions\n\n"
+    "We decided to migrate the user database to PostgreSQL next quarter.\n\n"
+    "# Garden\n\n"
+    "The tomatoes need watering twice a week in summer.\n"
+)
+
+
+@pytest.fixture
+def workspace(clawcore_home: Path) -> Path:
+    ws = clawcore_home / "workspace"
+    (ws / "MEMORY.md").write_text(NOTES, encoding="utf-8")
+    return ws
+
+
+@pytest.fixture
+def with_plugin(plugin_manager: pluggy.PluginManager, register_plugin) -> pluggy.PluginManager:
+    register_plugin(clawcore_embeddings_local, name="embeddings_local")
+    return plugin_manager
+
+
+def test_auto_chooses_local_and_searches_hybrid(workspace: Path, with_plugin: pluggy.PluginManager) -> None:
+    with open_memory(workspace, {}, plugin_manager=with_plugin, index_path=workspace.parent / "i.sqlite") as memory:
+        assert memory.provider is not None and memory.provider.name == "local"
+        memory.sync()
+        response = memory.search("which database will we move to")
+        assert response.mode == "hybrid"
+        assert response.provider == "local"
+        assert "PostgreSQL" in response.results[0].snippet
+
+
+def test_corrupt_model_falls_back_to_keyword_search(
+    workspace: Path, with_plugin: pluggy.PluginManager, bundle_files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder = tmp_path / "broken-model"
+    folder.mkdir()
+    shutil.copyfile(bundle_files[1], folder / "tokenizer.json")
+    (folder / "model.onnx").write_bytes(bundle_files[0].read_bytes()[: 1 << 20])  # a cut-off download
+    config = {"memory": {"embeddings": {"provider": "local", "local": {"modelPath": str(folder)}}}}
+    with open_memory(workspace, config, plugin_manager=with_plugin, index_path=tmp_path / "i.sqlite") as memory:
+        assert memory.provider is None
+        memory.sync()
+        response = memory.search("PostgreSQL")
+        assert response.mode == "fts-only"
+        assert "ONNX Runtime cannot load" in response.reason and str(folder) in response.reason
+        assert "PostgreSQL" in response.results[0].snippet  # nothing lost: keyword search still answers
