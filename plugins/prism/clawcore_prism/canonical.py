@@ -1,0 +1,185 @@
+"""Canonicalisation: one plain form of a text before any rule or model sees it.
+
+Attackers hide instructions from pattern matching with look-alike Unicode,
+zero-width and bidi control characters, escapes and encodings. Every scan
+runs on :func:`canonicalise`'s output, so a rule written for ``ignore`` also
+matches ``ｉｇｎｏｒｅ``, ``ig\u200bnore``, ``ig%6Eore`` and a base64 blob that
+decodes to it. Decoded payloads are appended (not substituted) so the
+original wording stays scannable too.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import re
+import unicodedata
+from dataclasses import dataclass
+
+__all__ = ["Canonical", "canonicalise", "rot13", "segments"]
+
+# Zero-width, joiners, bidi embeddings/overrides/isolates, soft hyphen, BOM, tag characters.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]|[\U000e0000-\U000e007f]"
+)
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|&#x([0-9a-fA-F]{1,6});|&#(\d{1,7});")
+_PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2}){2,}")
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
+_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
+_SPACED = re.compile(r"\b(?:[A-Za-z][ .\-_*]){4,}[A-Za-z]\b")
+_WS = re.compile(r"[ \t\f\v]+")
+_NAMED = {"&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"', "&#39;": "'", "&apos;": "'", "&nbsp;": " "}
+_NAMED_RE = re.compile("|".join(map(re.escape, _NAMED)))
+# Cyrillic/Greek letters that render like Latin ones (NFKC leaves them alone).
+_CONFUSABLES = str.maketrans(
+    "АВЕЅІЈКМНОРСТХУаеіјорсхуѕԁɡһіοαρτνΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "ABESIJKMHOPCTXYaeijopcxysdghioaptvABEZHIKMNOPTYX",
+)
+#: Longest payload decoded; larger blobs are left as they are (bounded cost).
+_MAX_DECODE = 4096
+
+
+@dataclass(frozen=True)
+class Canonical:
+    """A canonical text and what canonicalisation had to undo to get it.
+
+    ``obfuscation`` names each trick found (``invisible``, ``bidi``,
+    ``escapes``, ``percent``, ``base64``, ``hex``, ``confusables``,
+    ``spaced``); rules score them as evidence of intent to hide.
+    """
+
+    text: str
+    obfuscation: tuple[str, ...] = ()
+
+
+def _printable_ratio(text: str) -> float:
+    if not text:
+        return 0.0
+    good = sum(1 for ch in text if ch.isprintable() or ch in "\n\t")
+    letters = sum(1 for ch in text if ch.isalpha() or ch == " ")
+    return min(good / len(text), letters / len(text) * 1.25)
+
+
+def _decoded_payloads(text: str, found: list[str]) -> list[str]:
+    decoded: list[str] = []
+    for match in _BASE64.finditer(text):
+        blob = match.group(0)
+        if len(blob) > _MAX_DECODE or not re.search(r"[a-z]", blob) or not re.search(r"[A-Z0-9+/]", blob):
+            continue
+        try:
+            raw = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=False)
+            plain = raw.decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            continue
+        if len(plain) >= 12 and _printable_ratio(plain) > 0.85 and " " in plain:
+            decoded.append(plain)
+            found.append("base64")
+    for match in _HEX.finditer(text):
+        blob = match.group(0)
+        if len(blob) > _MAX_DECODE:
+            continue
+        try:
+            plain = bytes.fromhex(blob).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if _printable_ratio(plain) > 0.85 and " " in plain:
+            decoded.append(plain)
+            found.append("hex")
+    return decoded
+
+
+def _unescape(match: re.Match[str]) -> str:
+    for group, base in ((1, 16), (2, 16), (3, 16), (4, 10)):
+        value = match.group(group)
+        if value is not None:
+            try:
+                return chr(int(value, base))
+            except (ValueError, OverflowError):
+                return match.group(0)
+    return match.group(0)
+
+
+def _percent(match: re.Match[str]) -> str:
+    try:
+        return bytes.fromhex(match.group(0).replace("%", "")).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return match.group(0)
+
+
+def canonicalise(text: str) -> Canonical:
+    """The canonical form of ``text``: NFKC, no invisible characters, escapes and encodings undone.
+
+    Cost is linear in the input; decoding is bounded by ``_MAX_DECODE`` per blob.
+    """
+    found: list[str] = []
+    if _BIDI.search(text):
+        found.append("bidi")
+    if _INVISIBLE.search(text):
+        cleaned = _INVISIBLE.sub("", text)
+        # Invisible characters inside words are hiding; a stray BOM is not.
+        if len(text) - len(cleaned) > 1 or re.search(r"\w[\u200b-\u200d\u2060]\w", text):
+            found.append("invisible")
+        text = cleaned
+    if text.isascii():
+        out = text
+    else:
+        out = unicodedata.normalize("NFKC", text)
+        swapped = out.translate(_CONFUSABLES)
+        if swapped != out and re.search(r"[A-Za-z][А-яΑ-ω]|[А-яΑ-ω][A-Za-z]", out):
+            found.append("confusables")
+            out = swapped
+    if "\\" in out or "&#" in out:
+        unescaped = _ESCAPE.sub(_unescape, out)
+        if unescaped != out:
+            found.append("escapes")
+            out = unescaped
+    if "&" in out:
+        out = _NAMED_RE.sub(lambda m: _NAMED[m.group(0)], out)
+    if "%" in out:
+        unquoted = _PERCENT.sub(_percent, out)
+        if unquoted != out:
+            found.append("percent")
+            out = unquoted
+    extra = _decoded_payloads(out, found) if len(out) >= 24 else []
+    spaced = [m.group(0) for m in _SPACED.finditer(out)] if " " in out else []
+    joined = [re.sub(r"[ .\-_*]", "", s) for s in spaced if len(s) >= 11]
+    if joined:
+        found.append("spaced")
+        extra.extend(joined)
+    # ROT13 is left to the rules: decoding every word would double the cost for nothing.
+    out = _WS.sub(" ", out)
+    if extra:
+        out = out + "\n" + "\n".join(_WS.sub(" ", e) for e in extra)
+    return Canonical(out, tuple(dict.fromkeys(found)))
+
+
+_SEGMENT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+|(?<=[\"']),\s*[\"'](?=\w+[\"']\s*:)|\s*\|\s*")
+
+
+def segments(text: str, *, max_len: int = 600) -> list[str]:
+    """Split canonical text into sentence-sized pieces for per-segment scoring.
+
+    Splits at sentence ends, line breaks, table cells and the field
+    boundaries of JSON-ish tool output; long pieces are cut at ``max_len``.
+    """
+    pieces: list[str] = []
+    for raw in _SEGMENT.split(text):
+        piece = raw.strip(" \t{}[]'\",")
+        if len(piece) < 3:
+            continue
+        while len(piece) > max_len:
+            cut = piece.rfind(" ", 0, max_len)
+            cut = cut if cut > max_len // 2 else max_len
+            pieces.append(piece[:cut])
+            piece = piece[cut:].lstrip()
+        if piece:
+            pieces.append(piece)
+    return pieces
+
+
+def rot13(text: str) -> str:
+    """ROT13 of ``text`` (rules check it when a text says it is ROT13-encoded)."""
+    return codecs.decode(text, "rot13")

@@ -1,0 +1,77 @@
+"""``clawcore prism status [SESSION]`` and ``clawcore prism unlock SESSION``."""
+
+from __future__ import annotations
+
+import time
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from clawcore.errors import ClawcoreError
+
+__all__ = ["command"]
+
+
+def _monitor(ctx: click.Context):  # type: ignore[no-untyped-def]
+    from clawcore.config import load_config
+
+    from clawcore_prism.plugin import monitor_for
+
+    state = ctx.find_root().obj
+    config = load_config(state.home, pm=state.plugin_manager)
+    return monitor_for(state.home, config.data)
+
+
+@click.group("prism")
+def command() -> None:
+    """PRISM runtime monitor: session risk, locks, recent events."""
+
+
+@command.command("status")
+@click.argument("session", required=False)
+@click.pass_context
+def status(ctx: click.Context, session: str | None) -> None:
+    """Show risk, ladder step and recent events (all sessions, or SESSION)."""
+    monitor = _monitor(ctx)
+    rows = monitor.status(session)
+    console = Console()
+    if monitor.config_error:
+        console.print(f"[yellow]warning:[/] {monitor.config_error}")
+    if session and not rows:
+        raise ClawcoreError(f"no prism state for session {session!r} (it has seen no event, or it ended)")
+    table = Table(title="prism sessions")
+    for name in ("session", "risk", "step", "locked", "tainted", "credential read", "events"):
+        table.add_column(name)
+    for row in rows:
+        table.add_row(row["key"], f"{row['risk']:.2f}", row["step"], "yes" if row["locked"] else "",
+                      "yes" if row["tainted"] else "", "yes" if row["credentialRead"] else "", str(len(row["events"])))
+    console.print(table)
+    if session:
+        events = Table(title=f"recent events of {session}")
+        for name in ("time", "kind", "detail"):
+            events.add_column(name)
+        for row in rows:
+            for event in row["events"]:
+                detail = ", ".join(f"{k}={v}" for k, v in event.items() if k not in ("ts", "kind"))
+                events.add_row(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(event.get("ts", 0))),
+                               str(event.get("kind", "")), detail)
+        console.print(events)
+
+
+@command.command("unlock")
+@click.argument("session")
+@click.pass_context
+def unlock(ctx: click.Context, session: str) -> None:
+    """Unlock SESSION and reset its risk (audited)."""
+    monitor = _monitor(ctx)
+    with monitor.lock:
+        monitor.store.refresh()
+        count = monitor.store.unlock(session)
+        if not count:
+            raise ClawcoreError(f"no prism state for session {session!r}; nothing to unlock "
+                                "(see `clawcore prism status`)")
+        monitor.store.save()
+    runtime = ctx.find_root().obj.runtime()
+    runtime.audit("prism.unlock", {"session": session, "keys": count}, session_id=session)
+    click.echo(f"unlocked {session} ({count} conversation state{'s' if count != 1 else ''}); risk reset to 0")

@@ -1,0 +1,92 @@
+"""The heuristic detector: canonicalise, run the rules, ask the classifier, combine.
+
+One call, :meth:`Detector.scan`, serves every hook. ``scope`` is ``direct``
+for messages a person or channel sends and ``indirect`` for content that
+reached the session through a tool. The result keeps the rules that fired
+and the segments that scored high, so the plugin can audit them and redact
+exactly those segments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from clawcore_prism.canonical import canonicalise, segments
+from clawcore_prism.classifier import Classifier
+from clawcore_prism.rules import OBFUSCATION_WEIGHTS, RULES, Rule, Scope, combine, match_rules
+
+__all__ = ["Detection", "Detector"]
+
+#: Score at which the classifier's opinion is named in the rules list (``classifier.segment``...).
+_NAMED_AT = 0.5
+
+
+@dataclass(frozen=True)
+class Detection:
+    """What the detector found in one text."""
+
+    score: float
+    rules: tuple[str, ...] = ()
+    #: Canonical segments that scored at or above the suspicious threshold (for redaction).
+    flagged_segments: tuple[str, ...] = ()
+    rule_score: float = 0.0
+    classifier_score: float = 0.0
+    obfuscation: tuple[str, ...] = ()
+
+
+class Detector:
+    """Rules and the optional classifier behind one ``scan``.
+
+    :param classifier: the shipped classifier, or None for rules only.
+    :param rules: the rule set (default :data:`~clawcore_prism.rules.RULES`).
+    """
+
+    def __init__(self, classifier: Classifier | None = None, rules: Sequence[Rule] = RULES) -> None:
+        self.classifier = classifier
+        self.rules = tuple(rules)
+
+    def scan(self, text: str, scope: Scope) -> Detection:
+        """Score ``text``; cost is linear in its length."""
+        if not text or not text.strip():
+            return Detection(0.0)
+        canonical = canonicalise(text)
+        hits = match_rules(canonical.text, scope, self.rules)
+        fired = [hit.rule for hit in hits]
+        rule_score = combine(hit.weight for hit in hits)
+        cls_score = 0.0
+        flagged: list[str] = []
+        pieces: list[str] = []
+        if self.classifier is not None:
+            if scope == "indirect":
+                pieces = segments(canonical.text)
+                scores = self.classifier.segment_scores(pieces)
+                if scores:
+                    cls_score = max(scores)
+                    flagged = [p for p, s in zip(pieces, scores) if s >= _NAMED_AT]
+                if cls_score >= _NAMED_AT:
+                    fired.append("classifier.segment")
+            else:
+                cls_score = self.classifier.message_score(canonical.text)
+                if cls_score >= _NAMED_AT:
+                    fired.append("classifier.message")
+        evidence = [rule_score, cls_score]
+        if canonical.obfuscation and max(rule_score, cls_score) >= 0.25:
+            # Hiding tricks count only next to other evidence: an emoji's variation selector is no attack.
+            evidence.extend(OBFUSCATION_WEIGHTS.get(name, 0.1) for name in canonical.obfuscation)
+            fired.extend("obfuscation." + name for name in canonical.obfuscation)
+        score = combine(evidence)
+        if hits and not flagged and scope == "indirect":
+            lowered = canonical.text
+            for hit in hits:
+                start = lowered.rfind("\n", 0, hit.start) + 1
+                end = lowered.find("\n", hit.end)
+                flagged.append(lowered[start:end if end >= 0 else len(lowered)].strip())
+        return Detection(
+            score=round(score, 4),
+            rules=tuple(dict.fromkeys(fired)),
+            flagged_segments=tuple(dict.fromkeys(s for s in flagged if s)),
+            rule_score=round(rule_score, 4),
+            classifier_score=round(cls_score, 4),
+            obfuscation=canonical.obfuscation,
+        )

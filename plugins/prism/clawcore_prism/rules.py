@@ -1,0 +1,216 @@
+"""Weighted detection rules over canonical text.
+
+Each rule has a stable id (audited with every verdict), a category and a
+weight in 0..1; the weights of the rules that fire combine as a noisy-or,
+so two independent medium signals outweigh one. Rules are written against
+phrases, never bare words: ``DAN`` alone must not match "Dana" or "dance",
+"jailbreak" alone must not match "jailbreak my iPhone", "developer mode"
+alone must not match VS Code's.
+
+``scope`` says where a rule applies: ``direct`` (messages a user or channel
+sends), ``indirect`` (content a tool brought in, where any instruction to
+the assistant is out of place) or ``any``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["OBFUSCATION_WEIGHTS", "RULES", "Hit", "Rule", "Scope", "combine", "match_rules"]
+
+Scope = Literal["direct", "indirect", "any"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One detection rule: a compiled pattern with its weight."""
+
+    id: str
+    category: str
+    weight: float
+    pattern: re.Pattern[str]
+    scope: Scope = "any"
+    #: Lower-case substrings of which one must occur before the pattern runs (a cheap prefilter).
+    needles: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A rule that fired, with the matched excerpt (for audit and redaction)."""
+
+    rule: str
+    category: str
+    weight: float
+    start: int
+    end: int
+
+
+_I = re.IGNORECASE | re.DOTALL
+
+_PRIOR = r"(?:all\s+(?:of\s+)?|any\s+|the\s+|your\s+|these\s+|those\s+)*(?:previous|prior|above|earlier|preceding|foregoing|original|initial|old|system|existing|former)"
+_RULESET = r"(?:instructions?|prompts?|rules|guidelines|directives?|directions|commands|context|programming|constraints|restrictions|guardrails|policies|messages|orders)"
+_AI = r"(?:AI|assistant|chat\s*bot|chatbot|language\s+model|LLM|GPT|ChatGPT|Claude|Bard|Gemini|model|agent|bot)"
+
+_AI_ADDRESS = r"(?:AI|assistant|chat\s*bot|chatbot|language\s+model|LLM|GPT|ChatGPT|Claude|Bard|Gemini|AI\s+model|agent)"
+
+
+def _r(rule_id: str, category: str, weight: float, pattern: str, scope: Scope = "any", flags: int = _I) -> Rule:
+    return Rule(rule_id, category, weight, re.compile(pattern, flags), scope, _NEEDLES.get(rule_id, ()))
+
+
+_NEEDLES: dict[str, tuple[str, ...]] = {
+    "override.ignore-previous": ("ignore", "disregard", "forget", "skip", "override", "bypass", "neglect", "drop"),
+    "override.ignore-all": ("ignore", "disregard", "forget"),
+    "override.new-instructions": ("instruction", "task", "directive", "system prompt", "orders"),
+    "override.instead": ("follow", "obey", "listen"),
+    "override.priority": ("priority", "precedence"),
+    "override.strictly-adhere": ("adhere", "follow", "obey", "comply"),
+    "role.dan": ("dan", "anything now"),
+    "role.developer-mode": ("developer mode",),
+    "role.jailbroken": ("jailbr",),
+    "role.unrestricted": ("unfiltered", "uncensored", "unrestricted", "amoral", "unethical", "unbound", "limitless",
+                          "moral", "ethical"),
+    "role.no-restrictions": ("restriction", "limitation", "filter", "censor", "confines", "ethical", "moral",
+                             "polic", "rules"),
+    "role.openai-policy": ("polic",),
+    "role.persona-switch": ("you are", "from now on", "act as", "pretend"),
+    "role.stay-in-character": ("character",),
+    "role.dual-response": ("two", "2", "both"),
+    "role.never-refuse": ("refuse", "decline", "reject", "deny", "no matter how"),
+    "role.hypothetical-harm": ("hypothetical", "fictional", "imaginary"),
+    "format.chat-template": ("<|", "inst]", "<<sys", "<<", "_of_turn>"),
+    "format.fake-turn": ("system", "assistant", "admin", "developer"),
+    "format.system-tag": ("system", "sys>", "instruction", "admin"),
+    "exfil.system-prompt": ("prompt", "instruction", "system message"),
+    "exfil.repeat-above": ("above", "before this", "prior to this", "preceding"),
+    "exfil.begins-with": ("starting", "beginning"),
+    "exfil.credentials": ("password", "credential", "key", "token", "cookie", ".env", "id_rsa", "/etc/"),
+    "exfil.markdown-image": ("](",),
+    "tool.pipe-shell": ("curl", "wget", "rm -"),
+    "tool.addressed-imperative": ("ai", "assistant", "bot", "model", "llm", "gpt", "claude", "bard", "gemini", "agent"),
+    "tool.when-you-read": ("when", "if", "once", "after", "before"),
+    "tool.instruction-to-ai": ("to the", "for the", "to any", "for any", " to ai", " for ai", "you are a", "as a"),
+    "tool.do-not-tell-user": ("user", "owner", "human", "operator"),
+    "tool.urgent-imperative": ("important", "urgent", "attention", "notice"),
+    "obfuscation.decode-and-follow": ("decode", "decipher", "decrypt", "translate", "base64", "rot13", "hex", "morse",
+                                      "leetspeak", "revers"),
+}
+
+
+RULES: tuple[Rule, ...] = (
+    # -- instruction override ------------------------------------------------
+    _r("override.ignore-previous", "override", 0.9,
+       rf"\b(?:ignore|disregard|forget|skip|override|bypass|neglect|drop)\b[\s,]+(?:about\s+)?{_PRIOR}[\s\w,'-]{{0,30}}?\b{_RULESET}\b"),
+    _r("override.ignore-all", "override", 0.85,
+       rf"\b(?:ignore|disregard|forget)\s+(?:all|everything|any(?:thing)?)\s+(?:\w+\s+){{0,3}}?(?:you(?:'ve| have)?\s+(?:been\s+)?(?:told|given|said|instructed|learned)|{_RULESET}|above|before|so\s+far)"),
+    _r("override.new-instructions", "override", 0.6,
+       r"\b(?:new|updated|real|actual|true|revised|secret|hidden)\s+(?:instructions?|task|directive|system\s+prompt|orders)\s*(?::|are\b|is\b|follow)"),
+    _r("override.instead", "override", 0.45,
+       rf"\b(?:do\s+not|don't|stop|cease)\s+(?:follow(?:ing)?|obey(?:ing)?|listen(?:ing)?\s+to)\s+{_PRIOR}?\s*(?:the\s+)?(?:user|{_RULESET})"),
+    _r("override.priority", "override", 0.55,
+       r"\b(?:this|these|the\s+following)\s+(?:instructions?|message|command)s?\s+(?:takes?|has|have)\s+(?:top\s+|highest\s+)?(?:priority|precedence)"),
+    _r("override.strictly-adhere", "override", 0.6,
+       r"\b(?:strictly|only)\s+(?:adhere|follow|obey|comply)\s+(?:to\s+)?(?:the\s+)?(?:following|these|my|new)\b"),
+    # -- role and persona injection -----------------------------------------
+    _r("role.dan", "role", 0.9, r"\b(?:act(?:ing)?\s+as|you\s+are|you're|become|play(?:ing)?|called|named|pretend\s+to\s+be|as)\s+(?:an?\s+|the\s+)?DAN\b|\bDAN\s*(?:mode|prompt|jailbreak|persona|\d+(?:\.\d+)?)\b|\[\s*DAN\s*\]|\bDAN\s*:|\bdo\s+anything\s+now\b",
+       flags=re.DOTALL),
+    _r("role.developer-mode", "role", 0.75,
+       r"\bdeveloper\s+mode\s+(?:enabled|output|response|activated)|\benable\s+developer\s+mode\b(?![\s\S]{0,40}\b(?:VS\s*Code|Android|Windows|phone|Chrome|browser|extension|settings))|\bin\s+developer\s+mode\b(?=[\s\S]{0,80}\b(?:no|without|any)\b[\s\S]{0,20}\b(?:restrictions?|filters?|censor|policy|policies)\b)"),
+    _r("role.jailbroken", "role", 0.8,
+       rf"\b(?:jailbroken|jailbreak(?:ing)?)\s+(?:mode|prompt|version|{_AI})\b|\b(?:you\s+are|you're|as\s+an?)\s+(?:now\s+)?(?:a\s+)?jailbroken\b"),
+    _r("role.unrestricted", "role", 0.7,
+       r"\b(?:unfiltered|uncensored|unrestricted|amoral|unethical|unbound|limitless|no\s+(?:moral|ethical)\s+(?:compass|guidelines|restrictions|limits))\b[\s\S]{0,80}?\b(?:AI|assistant|chatbot|model|response|answers?|persona|character|mode|version)\b|\b(?:AI|assistant|chatbot|model|persona|character)\b[\s\S]{0,40}?\b(?:unfiltered|uncensored|unrestricted|amoral)\b"),
+    _r("role.no-restrictions", "role", 0.65,
+       r"\b(?:without|free\s+(?:of|from)|no|not\s+bound\s+by|doesn't\s+have|don't\s+have|does\s+not\s+have|broken\s+free\s+of|freed\s+from)\s+(?:any\s+)?(?:the\s+)?(?:typical\s+)?(?:restrictions|limitations|filters|filtering|censorship|confines|ethical\s+(?:guidelines|constraints|boundaries)|moral\s+(?:guidelines|constraints)|content\s+polic(?:y|ies)|rules\s+(?:imposed|set))\b"),
+    _r("role.openai-policy", "role", 0.6,
+       r"\b(?:OpenAI|Anthropic|content)\s*(?:'s)?\s+(?:content\s+)?polic(?:y|ies)\b[\s\S]{0,60}?\b(?:ignore|violate|doesn't\s+apply|no\s+longer|not\s+apply|bypass|disregard|break)|\b(?:ignore|violate|bypass|disregard|break)\s+(?:\w+\s+){0,2}(?:OpenAI|Anthropic)(?:'s)?\s+(?:content\s+)?polic"),
+    _r("role.persona-switch", "role", 0.55,
+       rf"\b(?:you\s+are\s+(?:now|going\s+to\s+(?:be|act|pretend))|from\s+now\s+on,?\s+you\s+(?:are|will|must|shall)|act\s+as\s+(?:an?\s+)?(?:evil|rogue|unrestricted|uncensored|unfiltered|malicious)|pretend\s+(?:to\s+be|you\s+are)\s+(?:an?\s+)?(?:evil|unrestricted|uncensored|unfiltered|different)\s+{_AI}?)"),
+    _r("role.stay-in-character", "role", 0.5,
+       r"\b(?:stay|remain|never\s+break|don't\s+break|do\s+not\s+break)\s+(?:in\s+)?character\b|\bstay\s+in\s+character\b"),
+    _r("role.dual-response", "role", 0.55,
+       r"\b(?:two|2|both)\s+(?:different\s+)?(?:separate\s+)?(?:responses|answers|ways|paragraphs)\b[\s\S]{0,200}?\b(?:normal|classic|standard|filtered)\b[\s\S]{0,200}?\b(?:jailbreak|unfiltered|DAN|developer|unrestricted|opposite|evil)"),
+    _r("role.never-refuse", "role", 0.6,
+       r"\b(?:never|not|don't|do\s+not|cannot|can't|won't|will\s+not)\s+(?:ever\s+)?(?:refuse|decline|reject|deny)\s+(?:a|any|to|the)?\s*(?:direct\s+)?(?:human\s+)?(?:request|order|question|prompt|answer|respond)|\bno\s+matter\s+how\s+(?:unethical|immoral|illegal|harmful|dangerous|offensive)"),
+    _r("role.hypothetical-harm", "role", 0.4,
+       r"\b(?:hypothetical(?:ly)?|fictional|imaginary)\b[\s\S]{0,80}?\b(?:illegal|unethical|harmful|dangerous|without\s+(?:restrictions|limits))"),
+    # -- format injection (chat-template tokens, fake turns) ----------------
+    _r("format.chat-template", "format", 0.85,
+       r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\|>|\[/?INST\]|<</?SYS>>|<start_of_turn>|<end_of_turn>",
+       flags=re.IGNORECASE),
+    _r("format.fake-turn", "format", 0.55,
+       r"(?:^|\n)\s*(?:#{2,}\s*)?(?:system|assistant|admin|developer)\s*(?:message|prompt|override|instruction)?\s*:\s*(?=\S)(?=[\s\S]{0,200}\b(?:you|ignore|must|instructions?)\b)",
+       scope="indirect"),
+    _r("format.system-tag", "format", 0.6,
+       r"<\s*/?\s*(?:system|sys|instructions?|admin)\s*>|\[\s*(?:system|admin)\s*(?:message|note|override)?\s*\]|\{\{\s*system\s*\}\}"),
+    # -- system prompt extraction --------------------------------------------
+    _r("exfil.system-prompt", "exfil", 0.8,
+       r"\b(?:reveal|print|show|display|repeat|output|recite|dump|leak|write\s+out|spell\s+out|tell\s+me|give\s+me|share|what\s+(?:is|are|was|were))\s+(?:me\s+)?(?!the\s+system\s+prompt\s+(?:examples?|templates?|for|of|style))(?:all\s+of\s+|exactly\s+|verbatim\s+)?(?:your|the|its)\s+(?:entire\s+|full\s+|original\s+|initial\s+|hidden\s+|secret\s+|exact\s+|complete\s+)*(?:system\s+(?:prompt|message|instructions?)|(?:initial|hidden|original|secret|internal)\s+(?:prompt|instructions?)|instructions\s+(?:you\s+were\s+given|above)|prompt\s+(?:above|you\s+were\s+given))"),
+    _r("exfil.repeat-above", "exfil", 0.7,
+       r"\b(?:repeat|print|output|copy|recite|translate|summari[sz]e)\s+(?:all\s+|everything\s+|the\s+(?:words|text|lines?|content|sentences?)\s+)?(?:written\s+|typed\s+)?(?:above|before\s+this|prior\s+to\s+this|preceding)\b(?:[\s\S]{0,60}?\b(?:verbatim|starting|beginning|including|code\s*block|prompt|instructions)\b)?"),
+    _r("exfil.begins-with", "exfil", 0.55,
+       r"\b(?:starting|beginning)\s+(?:with|from)\s+(?:the\s+words?\s+)?[\"'](?:You\s+are|Your\s+(?:role|task)|As\s+an?)\b"),
+    _r("exfil.credentials", "exfil", 0.65,
+       r"\b(?:send|email|e-mail|forward|post|upload|share|leak|exfiltrate|transmit|paste|give\s+me|tell\s+me|reveal)\b[\s\S]{0,60}?\b(?:passwords?|credentials?|api[\s_-]?keys?|access[\s_-]?tokens?|secret[\s_-]?keys?|private[\s_-]?keys?|ssh[\s_-]?keys?|session\s+cookies?|\.env\b|id_rsa|/etc/(?:passwd|shadow))"),
+    _r("exfil.markdown-image", "exfil", 0.6,
+       r"!\[[^\]]{0,80}\]\(\s*https?://[^)\s]+\?[^)\s]*(?:\{|%7B|\$|data=|q=|secret|token|key)"),
+    # -- tool abuse intent -----------------------------------------------------
+    _r("tool.pipe-shell", "tool", 0.75,
+       r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|\brm\s+-(?:rf|fr|r\s+-f)\s+(?:/|~|\$HOME|\*)"),
+    _r("tool.addressed-imperative", "tool", 0.6,
+       rf"(?:^|[\n.!?:]\s*|\b(?:dear|hey|hi|hello|attention|note\s+(?:to|for))\s+)(?:the\s+)?{_AI_ADDRESS}s?\b\s*[,:!-]\s*(?:please\s+)?(?:you\s+(?:must|should|need\s+to|have\s+to|are\s+(?:required|instructed))|ignore|disregard|send|forward|transfer|delete|run|execute|email|post|reply|write|tell|say|output|print|include|add|insert|visit|click|download|grant|change|update)\b",
+       scope="indirect"),
+    _r("tool.when-you-read", "tool", 0.6,
+       rf"\b(?:when|if|once|after|before)\s+(?:you|the\s+{_AI}|an?\s+{_AI})\s+(?:are\s+)?(?:read|reads|reading|summari[sz]e|summari[sz]es|summari[sz]ing|process|processes|processing|see|sees|parse|parses|answer|answers|respond|responds|analy[sz]e|analy[sz]es)\b[\s\S]{{0,80}}?\b(?:you\s+(?:must|should|will)|please|always|instead|make\s+sure|also|ignore|do\s+not|don't)\b",
+       scope="indirect"),
+    _r("tool.instruction-to-ai", "tool", 0.65,
+       rf"\b(?:instructions?|message|note|command|request|task)\s+(?:to|for)\s+(?:the\s+|any\s+)?(?:{_AI}|reader\s+{_AI})s?\b|\b(?:if\s+you\s+are\s+an?\s+{_AI}|as\s+an?\s+{_AI}\s+(?:reading|processing|summari[sz]ing)\s+this)\b",
+       scope="indirect"),
+    _r("tool.do-not-tell-user", "tool", 0.7,
+       r"\b(?:do\s+not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|mention(?:ing)?|alert(?:ing)?|let(?:ting)?\s+(?:\w+\s+)?know|reveal(?:ing)?\s+(?:this\s+)?to)\s+(?:the\s+|your\s+)?(?:user|owner|human|operator)\b"),
+    _r("tool.urgent-imperative", "tool", 0.4,
+       r"(?:\bIMPORTANT\b|\bURGENT\b|\bATTENTION\b|\bNOTICE\b)\s*(?:!{2,}|:)\s*[\s\S]{0,80}?\b(?:ignore|you\s+must|please|immediately|now)\b",
+       scope="indirect", flags=re.DOTALL),
+    # -- obfuscation cues in the wording itself ------------------------------
+    _r("obfuscation.decode-and-follow", "obfuscation", 0.55,
+       r"\b(?:decode|decipher|decrypt|translate)\s+(?:the\s+following|this|it)\b[\s\S]{0,80}?\b(?:and\s+(?:then\s+)?(?:follow|execute|do|run|obey|answer)|instructions?)\b|\b(?:base64|rot13|hex|morse|leetspeak|reversed?)[\s-]*(?:encoded|decoded|encrypted)\s+(?:instructions?|commands?|payload|message)\b"),
+)
+
+
+def match_rules(text: str, scope: Scope, rules: Sequence[Rule] = RULES) -> list[Hit]:
+    """Every rule of ``scope`` (and ``any``) that fires on ``text``, first match each."""
+    hits: list[Hit] = []
+    lowered = text.lower()
+    for rule in rules:
+        if rule.scope != "any" and rule.scope != scope:
+            continue
+        if rule.needles and not any(needle in lowered for needle in rule.needles):
+            continue
+        found = rule.pattern.search(text)
+        if found is not None:
+            hits.append(Hit(rule.id, rule.category, rule.weight, found.start(), found.end()))
+    return hits
+
+
+#: Weight each canonicalisation trick adds (only together with other evidence it matters).
+OBFUSCATION_WEIGHTS = {
+    "invisible": 0.35,
+    "bidi": 0.35,
+    "confusables": 0.3,
+    "escapes": 0.1,
+    "percent": 0.1,
+    "base64": 0.2,
+    "hex": 0.15,
+    "spaced": 0.2,
+}
+
+
+def combine(weights: Iterable[float]) -> float:
+    """Noisy-or of independent evidence weights: 1 - prod(1 - w)."""
+    remaining = 1.0
+    for weight in weights:
+        remaining *= 1.0 - max(0.0, min(1.0, weight))
+    return 1.0 - remaining

@@ -1,0 +1,447 @@
+"""Train PRISM's injection classifier and measure it honestly.
+
+    .venv/bin/python plugins/prism/training/train.py [--eval-dir DIR] [--out FILE] [--report]
+
+Needs numpy (training only; the shipped weights are read with the standard
+library). Data:
+
+* the dev corpora in ``--eval-dir`` (default ``../shared/eval/security-dev``
+  next to the repository): bipia and injecagent for the segment head,
+  garak for the message head; text-chat is never trained on (it stays a
+  held-out benign set);
+* ordinary text that is not an attack, from this machine: the Python
+  language reference (``pydoc_data.topics``), module docstrings, the
+  descriptions of installed distributions, and the LoCoMo dialogue turns when
+  ``../shared/eval/locomo-dev`` exists;
+* hand-written examples in ``training/data`` (benign requests and tool
+  output with human-directed imperatives, injections and direct attacks in
+  styles the corpora lack).
+
+``--report`` prints cross-corpus numbers (train without a corpus, test on it)
+and grouped 5-fold in-distribution numbers before training the shipped model
+on everything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib
+import json
+import pkgutil
+import random
+import re
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from clawcore_prism.canonical import canonicalise, segments  # noqa: E402
+from clawcore_prism.classifier import Classifier, Head  # noqa: E402
+from clawcore_prism.detector import Detector  # noqa: E402
+from clawcore_prism.features import BUCKETS, document_features, segment_features  # noqa: E402
+
+REPO = HERE.parents[2]
+DEFAULT_EVAL = REPO.parent / "shared" / "eval" / "security-dev"
+DEFAULT_OUT = HERE.parent / "clawcore_prism" / "weights.json.gz"
+SEED = 1234
+
+
+@dataclass
+class Doc:
+    """One training document: its text, label, corpus and leakage group."""
+
+    text: str
+    attack: bool
+    corpus: str
+    group: str
+    hook: str = "after_tool_call"
+    canonical: str = ""
+    pieces: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------
+# data
+# --------------------------------------------------------------------------
+
+
+def _lines(name: str) -> list[str]:
+    path = HERE / "data" / name
+    return [
+        line.strip().replace("\\n", "\n")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+
+
+def dev_docs(eval_dir: Path) -> list[Doc]:
+    docs: list[Doc] = []
+    for name in ("text-bipia.jsonl", "text-injecagent.jsonl", "text-garak.jsonl", "text-chat.jsonl"):
+        for line in (eval_dir / name).read_text(encoding="utf-8").split("\n"):
+            if not line.strip():
+                continue
+            case = json.loads(line)
+            note = case.get("note", "")
+            quoted = re.search(r"'([^']+)'-\d+", note)  # bipia: the attack's name and variant
+            if case["corpus"] == "bipia" and quoted:
+                group = "bipia-attack:" + quoted.group(0)
+            elif case["corpus"] == "injecagent" and case["label"] == "attack":
+                group = ""  # filled from the injected instruction below
+            else:
+                group = case["id"]
+            corpus = "garak" if case["corpus"].startswith("garak") else case["corpus"]
+            docs.append(Doc(case["text"], case["label"] == "attack", corpus, group, case["hook"]))
+    return docs
+
+
+def _pydoc_topics() -> list[str]:
+    try:
+        from pydoc_data.topics import topics
+    except ImportError:
+        return []
+    texts = []
+    for body in topics.values():
+        for para in re.split(r"\n\s*\n", body):
+            para = para.strip()
+            if 40 <= len(para) <= 3000:
+                texts.append(para)
+    return texts
+
+
+def _docstrings(limit: int = 1500) -> list[str]:
+    texts: list[str] = []
+    names = sorted(m.name for m in pkgutil.iter_modules() if not m.name.startswith("_"))
+    for name in names:
+        if name in {"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"} or "test" in name:
+            continue
+        try:
+            module = importlib.import_module(name)
+        except BaseException:  # noqa: BLE001 - any import failure just skips the module
+            continue
+        for obj in [module, *vars(module).values()]:
+            doc = getattr(obj, "__doc__", None)
+            if isinstance(doc, str) and 60 <= len(doc) <= 4000 and getattr(obj, "__module__", name) == name:
+                texts.append(doc)
+        if len(texts) >= limit:
+            break
+    return texts[:limit]
+
+
+def _distribution_descriptions() -> list[str]:
+    from importlib import metadata
+
+    texts = []
+    for dist in metadata.distributions():
+        body = dist.metadata.get_payload() if hasattr(dist.metadata, "get_payload") else ""
+        body = body or dist.metadata.get("Description", "") or ""
+        for para in re.split(r"\n\s*\n", str(body)):
+            if 40 <= len(para) <= 3000:
+                texts.append(para)
+    return texts
+
+
+def _locomo(eval_dir: Path) -> list[str]:
+    root = eval_dir.parent / "locomo-dev"
+    texts = []
+    for path in sorted(root.glob("conv-*/memory/*.md")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            line = re.sub(r"^-\s*\w+:\s*", "", line.strip())
+            if len(line) > 20:
+                texts.append(line)
+    queries = root / "queries.jsonl"
+    if queries.exists():
+        texts.extend(json.loads(line)["question"] for line in queries.read_text().splitlines())
+    return texts
+
+
+def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
+    docs: list[Doc] = []
+    prose = _pydoc_topics() + _docstrings() + _distribution_descriptions()
+    rng.shuffle(prose)
+    prose = prose[:4000]
+    for i, text in enumerate(prose):
+        docs.append(Doc(text, False, "prose", f"prose{i}"))
+    chat = _locomo(eval_dir)
+    for i, text in enumerate(chat):
+        docs.append(Doc(text, False, "dialogue", f"dlg{i}", "message_received"))
+    outputs = _lines("benign_tool_outputs.txt")
+    for i, text in enumerate(outputs):
+        docs.append(Doc(text, False, "handwritten-output", f"hwo{i}"))
+    for i, text in enumerate(_lines("benign_requests.txt")):
+        docs.append(Doc(text, False, "handwritten-request", f"hwr{i}", "message_received"))
+    for i, text in enumerate(_lines("direct_attacks.txt")):
+        docs.append(Doc(text, True, "handwritten-direct", f"hwd{i}", "message_received"))
+    contexts = outputs + chat[:200] + prose[:200]
+    for i, text in enumerate(_lines("injections.txt")):
+        for j in range(3):
+            context = rng.choice(contexts)
+            parts = [context, text] if j == 0 else [text, context] if j == 1 else [context, text, rng.choice(contexts)]
+            docs.append(Doc("\n".join(parts), True, "handwritten-injection", f"hwi{i}"))
+    return docs
+
+
+def prepare(docs: Iterable[Doc]) -> None:
+    for doc in docs:
+        doc.canonical = canonicalise(doc.text).text
+        doc.pieces = segments(doc.canonical)
+
+
+def assign_injecagent_groups(docs: Sequence[Doc]) -> None:
+    """Group injecagent attacks by their injected instruction (the segment no benign case has)."""
+    benign = {p.lower() for d in docs if d.corpus == "injecagent" and not d.attack for p in d.pieces}
+    for doc in docs:
+        if doc.corpus == "injecagent" and doc.attack:
+            unique = [p for p in doc.pieces if p.lower() not in benign]
+            key = re.sub(r"ignore all previous instructions.*?instruction: ", "", (unique or doc.pieces)[-1].lower())
+            doc.group = "injecagent:" + key[:60]
+
+
+# --------------------------------------------------------------------------
+# sparse logistic regression (full-batch Adam)
+# --------------------------------------------------------------------------
+
+
+def fit(rows: Sequence[dict[int, float]], y: np.ndarray, weight: np.ndarray, *, l2: float = 1e-4,
+        iterations: int = 250, lr: float = 0.05) -> tuple[np.ndarray, float]:
+    lengths = np.array([len(r) for r in rows])
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    indices = np.fromiter((i for r in rows for i in r), dtype=np.int64, count=int(indptr[-1]))
+    data = np.fromiter((v for r in rows for v in r.values()), dtype=np.float64, count=int(indptr[-1]))
+    w = np.zeros(BUCKETS)
+    b = 0.0
+    m_w = np.zeros(BUCKETS)
+    v_w = np.zeros(BUCKETS)
+    m_b = v_b = 0.0
+    weight = weight / weight.sum()
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    for t in range(1, iterations + 1):
+        z = np.add.reduceat(data * w[indices], indptr[:-1]) + b
+        p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+        g = (p - y) * weight
+        grad_w = np.bincount(indices, weights=data * np.repeat(g, lengths), minlength=BUCKETS) + l2 * w
+        grad_b = float(g.sum())
+        m_w = beta1 * m_w + (1 - beta1) * grad_w
+        v_w = beta2 * v_w + (1 - beta2) * grad_w**2
+        w -= lr * (m_w / (1 - beta1**t)) / (np.sqrt(v_w / (1 - beta2**t)) + eps)
+        m_b = beta1 * m_b + (1 - beta1) * grad_b
+        v_b = beta2 * v_b + (1 - beta2) * grad_b**2
+        b -= lr * (m_b / (1 - beta1**t)) / (np.sqrt(v_b / (1 - beta2**t)) + eps)
+    return w, b
+
+
+def balanced_weights(labels: Sequence[int], sources: Sequence[str]) -> np.ndarray:
+    """Each (label, source) cell gets weight proportional to sqrt(size): big corpora count, but do not drown the rest."""
+    cells: dict[tuple[int, str], int] = defaultdict(int)
+    for label, source in zip(labels, sources):
+        cells[(label, source)] += 1
+    total = {0: 0.0, 1: 0.0}
+    for (label, _), n in cells.items():
+        total[label] += n**0.5
+    return np.array([
+        (cells[(label, source)] ** 0.5 / total[label]) / cells[(label, source)]
+        for label, source in zip(labels, sources)
+    ])
+
+
+def to_head(w: np.ndarray, b: float, threshold: float, prune: float = 0.01) -> Head:
+    keep = np.nonzero(np.abs(w) >= prune)[0]
+    return Head({int(i): float(np.round(w[i], 4)) for i in keep}, float(b), threshold)
+
+
+# --------------------------------------------------------------------------
+# the two heads
+# --------------------------------------------------------------------------
+
+
+def segment_training_set(docs: Sequence[Doc], head: Head | None) -> tuple[list[dict[int, float]], list[int], list[str]]:
+    """Negatives: every segment of benign tool content. Positives: per attack, the segments no benign
+    document of its corpus contains (the injection), narrowed to the best-scoring ones once a model exists."""
+    rows: list[dict[int, float]] = []
+    labels: list[int] = []
+    sources: list[str] = []
+    benign_by_corpus: dict[str, set[str]] = defaultdict(set)
+    for doc in docs:
+        if not doc.attack:
+            benign_by_corpus[doc.corpus].update(p.lower() for p in doc.pieces)
+    all_benign = set().union(*benign_by_corpus.values()) if benign_by_corpus else set()
+    for doc in docs:
+        if doc.hook == "message_received" and doc.corpus not in ("dialogue", "garak", "handwritten-direct"):
+            continue
+        if not doc.attack:
+            if doc.corpus == "handwritten-request":
+                continue  # a user's request is an instruction by design; as tool content it would be one too
+            for piece in doc.pieces:
+                rows.append(segment_features(piece))
+                labels.append(0)
+                sources.append(doc.corpus)
+            continue
+        unique = [p for p in doc.pieces if p.lower() not in all_benign] or doc.pieces
+        if doc.corpus in ("garak", "handwritten-direct"):
+            candidates = unique
+            keep = 2
+        else:
+            candidates = unique
+            keep = 1 if len(unique) > 3 else len(unique)
+        if head is None:
+            chosen = sorted(candidates, key=_instruction_prior, reverse=True)[:keep] if doc.corpus != "garak" else []
+        else:
+            scored = sorted(candidates, key=lambda p: -head.probability(segment_features(p)))
+            chosen = scored[:keep]
+        for piece in chosen:
+            rows.append(segment_features(piece))
+            labels.append(1)
+            sources.append(doc.corpus)
+    return rows, labels, sources
+
+
+def _instruction_prior(piece: str) -> float:
+    """Before any model exists: how much a segment looks like an instruction (imperative, second person)."""
+    words = piece.split()
+    first = next((w.lower().strip(",:") for w in words if w.lower() not in ("please", "kindly", "also")), "")
+    from clawcore_prism.features import IMPERATIVE_VERBS
+
+    return 2.0 * (first in IMPERATIVE_VERBS) + 1.0 * bool(re.search(r"\byour?\b", piece, re.I)) + min(len(words), 40) / 40
+
+
+def train_segment_head(docs: Sequence[Doc], fp_target: float = 0.01) -> Head:
+    head = None
+    for _ in range(2):
+        rows, labels, sources = segment_training_set(docs, head)
+        w, b = fit(rows, np.array(labels, dtype=float), balanced_weights(labels, sources), l2=3e-5)
+        head = to_head(w, b, 0.5)
+    assert head is not None
+    threshold = pick_threshold(
+        [max((head.probability(segment_features(p)) for p in d.pieces), default=0.0)
+         for d in docs if not d.attack and d.hook == "after_tool_call"], fp_target)
+    return Head(head.weights, head.bias, threshold)
+
+
+def train_message_head(docs: Sequence[Doc], fp_target: float = 0.01) -> Head:
+    rows, labels, sources = [], [], []
+    for doc in docs:
+        if doc.hook == "message_received" or doc.corpus in ("prose", "handwritten-output"):
+            if doc.attack and doc.corpus not in ("garak", "handwritten-direct"):
+                continue
+            rows.append(document_features(doc.canonical))
+            labels.append(int(doc.attack))
+            sources.append(doc.corpus)
+    w, b = fit(rows, np.array(labels, dtype=float), balanced_weights(labels, sources), l2=3e-5)
+    head = to_head(w, b, 0.5)
+    threshold = pick_threshold(
+        [head.probability(document_features(d.canonical)) for d in docs
+         if not d.attack and (d.hook == "message_received" or d.corpus == "prose")], fp_target)
+    return Head(head.weights, head.bias, threshold)
+
+
+def pick_threshold(benign_scores: Sequence[float], fp_target: float) -> float:
+    """The lowest threshold that keeps training false positives at ``fp_target``, never below 0.5."""
+    if not benign_scores:
+        return 0.5
+    ranked = sorted(benign_scores)
+    index = min(len(ranked) - 1, int(len(ranked) * (1 - fp_target)))
+    return float(min(0.95, max(0.5, ranked[index] + 1e-4)))
+
+
+# --------------------------------------------------------------------------
+# evaluation
+# --------------------------------------------------------------------------
+
+
+def evaluate(detector: Detector, docs: Sequence[Doc]) -> dict[str, tuple[int, int, int, int]]:
+    """Per corpus: (attacks flagged, attacks, benign flagged, benign)."""
+    out: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for doc in docs:
+        scope = "indirect" if doc.hook == "after_tool_call" else "direct"
+        flagged = detector.scan(doc.text, scope).score >= 0.5
+        cell = out[doc.corpus]
+        if doc.attack:
+            cell[0] += flagged
+            cell[1] += 1
+        else:
+            cell[2] += flagged
+            cell[3] += 1
+    return {k: tuple(v) for k, v in out.items()}  # type: ignore[misc]
+
+
+def table(title: str, results: dict[str, tuple[int, int, int, int]]) -> str:
+    lines = [f"### {title}", "", "| corpus | recall | attacks | false positives | benign |", "|---|---:|---:|---:|---:|"]
+    for corpus, (tp, n_att, fp, n_ben) in sorted(results.items()):
+        recall = f"{tp / n_att:.3f}" if n_att else "–"
+        fpr = f"{fp / n_ben:.3f}" if n_ben else "–"
+        lines.append(f"| {corpus} | {recall} | {n_att} | {fpr} | {n_ben} |")
+    return "\n".join(lines)
+
+
+def train_classifier(docs: Sequence[Doc]) -> Classifier:
+    return Classifier(train_segment_head(docs), train_message_head(docs))
+
+
+def report(docs: Sequence[Doc]) -> None:
+    dev = [d for d in docs if d.corpus in ("bipia", "injecagent", "garak", "chat", "handwritten-chat")]
+    print(table("rules only (no classifier), dev corpora", evaluate(Detector(None), dev)), "\n", flush=True)
+    # Cross-corpus: the corpus under test (attacks and benign) is left out of training entirely.
+    for held in ("bipia", "injecagent", "garak"):
+        train = [d for d in docs if d.corpus != held and d.corpus != "handwritten-chat"]
+        model = train_classifier(train)
+        test = [d for d in docs if d.corpus in (held, "handwritten-chat")]
+        print(table(f"cross-corpus: trained without {held}", evaluate(Detector(model), test)), "\n", flush=True)
+    # In-distribution: grouped 5-fold (the same injected text never in train and test).
+    groups = sorted({d.group for d in docs})
+    rng = random.Random(SEED)
+    rng.shuffle(groups)
+    fold_of = {g: i % 5 for i, g in enumerate(groups)}
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for fold in range(5):
+        train = [d for d in docs if fold_of[d.group] != fold and d.corpus != "handwritten-chat"]
+        test = [d for d in dev if fold_of[d.group] == fold]
+        for corpus, cell in evaluate(Detector(train_classifier(train)), test).items():
+            totals[corpus] = [a + b for a, b in zip(totals[corpus], cell)]
+        print(f"fold {fold} done", file=sys.stderr, flush=True)
+    print(table("in-distribution: grouped 5-fold cross-validation", {k: tuple(v) for k, v in totals.items()}))  # type: ignore[misc]
+
+
+def save(model: Classifier, path: Path, info: dict[str, object]) -> None:
+    def head(h: Head) -> dict[str, object]:
+        items = sorted(h.weights.items())
+        return {"indices": [i for i, _ in items], "values": [v for _, v in items], "bias": round(h.bias, 5),
+                "threshold": round(h.threshold, 5)}
+
+    payload = {"buckets": BUCKETS, "segment": head(model.segment), "message": head(model.message), "info": info}
+    path.write_bytes(gzip.compress(json.dumps(payload, separators=(",", ":")).encode(), mtime=0))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--eval-dir", type=Path, default=DEFAULT_EVAL)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--report", action="store_true", help="print cross-corpus and cross-validation tables")
+    parser.add_argument("--no-save", action="store_true")
+    args = parser.parse_args(argv)
+    rng = random.Random(SEED)
+    docs = dev_docs(args.eval_dir)
+    docs += extra_docs(args.eval_dir, rng)
+    prepare(docs)
+    assign_injecagent_groups(docs)
+    print(f"{len(docs)} documents", file=sys.stderr, flush=True)
+    if args.report:
+        report(docs)
+    if not args.no_save:
+        model = train_classifier([d for d in docs if d.corpus != "handwritten-chat"])
+        counts: dict[str, int] = defaultdict(int)
+        for d in docs:
+            counts[d.corpus] += 1
+        save(model, args.out, {"trained_on": dict(sorted(counts.items())), "seed": SEED,
+                               "segment_weights": len(model.segment.weights),
+                               "message_weights": len(model.message.weights)})
+        print(f"wrote {args.out} ({args.out.stat().st_size} bytes)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
