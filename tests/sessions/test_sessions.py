@@ -33,8 +33,9 @@ def test_torn_last_line_is_skipped_and_the_next_append_starts_fresh(tmp_path: Pa
 def test_list_and_info(tmp_path: Path) -> None:
     store = SessionStore(tmp_path)
     assert store.list() == []
-    _, old = store.create("old")
-    old.append({"type": "message", "seq": 1, "role": "user", "content": "a", "ts": 100.0})
+    (tmp_path / "sessions").mkdir()
+    (tmp_path / "sessions" / "old.jsonl").write_text(
+        '{"type":"session","id":"old","ts":50.0}\n{"type":"message","seq":1,"role":"user","content":"a","ts":100.0}\n')
     _, new = store.create("new", channel="gateway")
     new.append({"type": "message", "seq": 1, "role": "user", "content": "b"})
     new.append({"type": "message", "seq": 2, "role": "assistant", "content": "c", "usage": {"input": 7, "output": 2}})
@@ -44,6 +45,7 @@ def test_list_and_info(tmp_path: Path) -> None:
     infos = store.list()
     assert [i.id for i in infos] == ["new", "old"]
     info = infos[0]
+    assert (infos[1].started, infos[1].last_activity) == (50.0, 100.0)
     assert (info.messages, info.tokens, info.compactions, info.flushes, info.channel) == (2, 9, 1, 1, "gateway")
     assert info.started <= info.last_activity
 

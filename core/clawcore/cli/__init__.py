@@ -24,10 +24,15 @@ __all__ = ["cli", "main"]
 COMMAND_MODULES = (
     "clawcore.cli.plugins_cmd",
     "clawcore.cli.config_cmd",
+    "clawcore.cli.scan_cmd",
     "clawcore.cli.demo_cmd",
     "clawcore.cli.audit_cmd",
     "clawcore.cli.gateway_cmd",
     "clawcore.cli.security_cmd",
+    "clawcore.cli.sessions_cmd",
+    "clawcore.cli.chat_cmd",
+    "clawcore.cli.sandbox_cmd",
+    "clawcore.cli.secrets_cmd",
 )
 
 

@@ -1,0 +1,94 @@
+"""``clawcore sessions``: list the session transcripts and show one."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import click
+
+from clawcore.cli.state import CliState
+from clawcore.sessions import SessionStore
+
+__all__ = ["command"]
+
+
+def _when(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+@click.group("sessions")
+def command() -> None:
+    """Chat sessions: one JSONL transcript each under $CLAWCORE_HOME/sessions/."""
+
+
+@command.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.pass_obj
+def list_sessions(state: CliState, as_json: bool) -> None:
+    """Every session, most recently active first."""
+    infos = SessionStore(state.home).list()
+    if as_json:
+        click.echo(json.dumps([{**dataclasses.asdict(i), "path": str(i.path)} for i in infos], indent=2))
+        return
+    if not infos:
+        click.echo(f"no sessions in {state.home / 'sessions'}; start one with `clawcore chat`")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table()
+    table.add_column("id", no_wrap=True)
+    for title in ("started", "last activity"):
+        table.add_column(title)
+    for title in ("messages", "tokens", "compactions"):
+        table.add_column(title, justify="right", no_wrap=True)
+    for info in infos:
+        table.add_row(info.id, _when(info.started), _when(info.last_activity), str(info.messages),
+                      str(info.tokens), str(info.compactions))
+    Console().print(table)
+
+
+@command.command("show")
+@click.argument("session_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the raw JSONL entries.")
+@click.pass_obj
+def show_session(state: CliState, session_id: str, as_json: bool) -> None:
+    """The whole transcript of SESSION_ID: messages, tool calls, flushes and compactions."""
+    store = SessionStore(state.home)
+    read = store.read(session_id)
+    if as_json:
+        for entry in read.entries:
+            click.echo(json.dumps(entry, ensure_ascii=False))
+        return
+    for entry in read.entries:
+        click.echo(_render(entry))
+    for problem in read.problems:
+        click.echo(f"warning: {problem}", err=True)
+
+
+def _render(entry: Mapping[str, Any]) -> str:
+    kind = entry.get("type")
+    when = _when(float(entry["ts"])) if isinstance(entry.get("ts"), (int, float)) else ""
+    if kind == "session":
+        return f"# session {entry.get('id')} ({entry.get('channel', 'local')}), started {when}"
+    if kind == "flush":
+        outcome = "nothing to store" if entry.get("nothingToStore") else f"{entry.get('writes', 0)} write(s)"
+        return f"-- memory flush ({entry.get('reason', '')}) to {entry.get('path', '')}: {outcome}"
+    if kind == "compaction":
+        return (f"-- compaction #{entry.get('compactionCount')}: {entry.get('summarisedMessages', '?')} "
+                f"messages summarised\n   summary: {entry.get('summary', '')}")
+    if kind == "notice":
+        return f"-- {entry.get('event', 'notice')}: {'; '.join(entry.get('reasons') or [])}"
+    if kind != "message":
+        return f"-- {kind}"
+    role = str(entry.get("role"))
+    prefix = "(silent) " if entry.get("silent") else ""
+    lines = [f"{prefix}[{role}] {entry.get('content') or ''}".rstrip()]
+    for call in entry.get("toolCalls") or []:
+        arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False)
+        lines.append(f"{prefix}  -> {call.get('name')}({arguments})")
+    return "\n".join(lines)
