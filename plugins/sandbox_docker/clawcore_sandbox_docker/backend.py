@@ -1,7 +1,8 @@
 """The ``docker`` sandbox backend: one locked-down container per session, commands run with ``exec``.
 
 The container starts on the first command and is reused for the next ones,
-so files written to ``/tmp`` and background processes last for the session.
+so files written to ``/tmp`` last for the session; processes do not outlive
+the command that started them.
 It is removed by :meth:`DockerSandbox.close`, at ``session_end``, at
 interpreter exit, and — after a crash — by the start-up sweep of
 :mod:`clawcore_sandbox_docker.leftovers`.
@@ -37,8 +38,16 @@ LocalFactory = Callable[[], SandboxBackend]
 TIMEOUT_EXIT = 124
 #: Seconds to wait for an exec's exit status after its output closed.
 _EXIT_WAIT_S = 5.0
-#: Runs the command with bash where the image has it, else the POSIX shell.
-_SHELL = 'if [ -x /bin/bash ]; then exec /bin/bash -c "$1"; fi; exec /bin/sh -c "$1"'
+#: Runs the command with bash where the image has it, else the POSIX shell, then
+#: kills what it left running: no process outlives its command (engines differ on
+#: whether output of leftovers is still collected; this makes them agree).
+_SHELL = (
+    'if [ -x /bin/bash ]; then /bin/bash -c "$1"; else /bin/sh -c "$1"; fi; '
+    "rc=$?; kill -9 -1 2>/dev/null; exit $rc"
+)
+#: The container's PID 1: a shell that waits, and so reaps the orphans of finished
+#: commands (a plain ``sleep`` would leave zombies that count against the pids limit).
+_INIT = "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"
 _BASE_ENV = {
     "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     "HOME": "/tmp",
@@ -172,8 +181,8 @@ class DockerSandbox:
             f"{s.memory_bytes // 1024**2} MiB of memory, {s.nano_cpus / 1e9:g} CPU, at most "
             f"{s.pids_limit} processes, all capabilities dropped and no privilege escalation. "
             f"{workspace} Each command may run {s.timeout_s:g}s; its output is cut after "
-            f"{s.output_limit // 1024} KiB per stream. Files in /tmp and background processes "
-            "last for the session; a timeout kills every process of the session."
+            f"{s.output_limit // 1024} KiB per stream. Files in /tmp last for the session; "
+            "processes started in the background end with their command."
         )
 
     def close(self) -> None:
@@ -209,7 +218,7 @@ class DockerSandbox:
         name = f"clawcore-sandbox-{uuid.uuid4().hex[:12]}"
         container = self.client.containers.create(
             s.image,
-            ["sleep", "2147483647"],
+            ["/bin/sh", "-c", _INIT],
             name=name,
             labels=container_labels(self.session_id),
             detach=True,
