@@ -1,12 +1,383 @@
-"""``clawcore security``: check the deployment against the production checklist."""
+"""``clawcore security audit``: check the effective deployment against the production checklist.
+
+Each check reads the effective configuration (defaults and environment
+included), the files under ``$CLAWCORE_HOME`` and the installed plugins, and
+reports findings with a severity and the fix. ``--fix`` applies only the fixes
+that cannot break anything: file permissions and adding an installed monitor
+to ``plugins.required``.
+"""
 
 from __future__ import annotations
 
-import click
+import json
+import os
+import shutil
+import stat
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
 
-__all__ = ["command"]
+import click
+import yaml
+
+from clawcore.cli.state import CliState
+from clawcore.config import Config, load_config
+from clawcore.errors import ClawcoreError
+
+__all__ = ["Finding", "command", "run_checks"]
+
+SEVERITIES = ("critical", "high", "medium", "info")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem (or notice) about the deployment."""
+
+    check: str
+    severity: str
+    message: str
+    fix: str
+    #: True when ``--fix`` can apply the fix safely.
+    fixable: bool = False
+    path: str = ""
+
+
+@dataclass
+class _Found:
+    finding: Finding
+    apply: Callable[[], str] | None = field(default=None, repr=False)
+
+
+class SecurityAuditFailed(ClawcoreError):
+    """Critical findings remain."""
+
+    exit_code = 1
+
+
+# --------------------------------------------------------------------------
+# Checks
+# --------------------------------------------------------------------------
+
+
+def _gateway(config: Config) -> Iterator[_Found]:
+    from clawcore.gateway.auth import is_loopback, weak_secret_reason
+    from clawcore.gateway.settings import GatewaySettings
+
+    settings = GatewaySettings.from_config(config.data)
+    exposed = not is_loopback(settings.host)
+    if exposed and not (settings.token or settings.password):
+        yield _Found(Finding(
+            "gateway.auth", "critical",
+            f"gateway.host is {settings.host!r} (beyond loopback) and no auth.token or auth.password is set; "
+            "the gateway refuses to start like this",
+            "set CLAWCORE_GATEWAY_TOKEN to a long random value (e.g. `openssl rand -hex 32`), or bind 127.0.0.1"))
+    elif not (settings.token or settings.password):
+        yield _Found(Finding(
+            "gateway.auth", "info",
+            "the gateway has no secret: on loopback any local process (any user of this machine) can call it",
+            "set CLAWCORE_GATEWAY_TOKEN when others share this machine"))
+    for kind, secret in (("token", settings.token), ("password", settings.password)):
+        reason = weak_secret_reason(secret, kind) if secret else None
+        if reason:
+            yield _Found(Finding(
+                f"gateway.{kind}", "critical" if exposed else "medium",
+                f"weak gateway {kind}: {reason}" + (" while the gateway listens beyond loopback" if exposed else ""),
+                f"use a random {kind} of 32+ characters (`openssl rand -hex 32`)"))
+
+
+def _walk(data: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            yield path, value
+            yield from _walk(value, path)
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            yield from _walk(value, f"{prefix}[{index}]")
+
+
+def _plain_secrets(config: Config) -> Iterator[_Found]:
+    from clawcore.security.secrets import is_secret_key, scan_text
+
+    if config.path is None or not config.path.exists():
+        return
+    flagged: set[str] = set()
+    for path, value in _walk(config.raw):
+        last = path.rsplit(".", 1)[-1]
+        if isinstance(value, str) and value and is_secret_key(last):
+            flagged.add(path)
+    env_hint = {"auth.token": "CLAWCORE_GATEWAY_TOKEN", "auth.password": "CLAWCORE_GATEWAY_PASSWORD"}
+    for path in sorted(flagged):
+        where = env_hint.get(path, "an environment variable (the plugin's *Env setting)")
+        yield _Found(Finding(
+            "secrets.config", "high", f"{path} holds a secret in plain text in {config.path.name}",
+            f"remove it from the file and set {where} instead", path=str(config.path)))
+    try:
+        text = config.path.read_text(encoding="utf-8")
+    except OSError:
+        return
+    lines = {f.line for f in scan_text(text)}
+    if lines and not flagged:
+        yield _Found(Finding(
+            "secrets.config", "high",
+            f"{config.path.name} contains what looks like a credential on line(s) "
+            f"{', '.join(str(n) for n in sorted(lines))}",
+            "move credentials to environment variables", path=str(config.path)))
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        return stat.S_IMODE(path.lstat().st_mode)
+    except FileNotFoundError:
+        return None
+
+
+def _chmod_fix(path: Path, mode: int) -> Callable[[], str]:
+    def apply() -> str:
+        before = _mode(path)
+        os.chmod(path, mode)
+        return f"chmod {mode:o} {path} (was {before:o})" if before is not None else f"chmod {mode:o} {path}"
+
+    return apply
+
+
+def _permissions(config: Config, audit_paths: list[Path], key_dir: Path) -> Iterator[_Found]:
+    home = config.home
+    private_files: list[Path] = []
+    private_dirs: list[Path] = [home, key_dir, home / "sessions", home / "credentials", home / "index"]
+    private_dirs += sorted({p.parent for p in audit_paths})
+    if config.path is not None:
+        private_files.append(config.path)
+    private_files += audit_paths
+    for folder in (key_dir, home / "credentials"):
+        if folder.is_dir():
+            private_files += [p for p in folder.rglob("*") if p.is_file() and not p.name.endswith(".pub")]
+    private_files += [home / ".env", home / "index" / "memory.sqlite"]
+    seen: set[Path] = set()
+    for folder in private_dirs:
+        mode = _mode(folder)
+        if mode is None or folder in seen or stat.S_ISLNK(folder.lstat().st_mode):
+            continue
+        seen.add(folder)
+        if mode & 0o022:
+            yield _Found(Finding("permissions", "critical",
+                                 f"{folder} is writable by group or others (mode {mode:o})",
+                                 "chmod 700", True, str(folder)), _chmod_fix(folder, 0o700))
+        elif mode & 0o077:
+            yield _Found(Finding("permissions", "medium",
+                                 f"{folder} is readable by group or others (mode {mode:o})",
+                                 "chmod 700", True, str(folder)), _chmod_fix(folder, 0o700))
+    for path in private_files:
+        mode = _mode(path)
+        if mode is None or path in seen or stat.S_ISLNK(path.lstat().st_mode):
+            continue
+        seen.add(path)
+        secret = path.parent == key_dir or "credentials" in path.parts or path.name == ".env"
+        if mode & 0o022:
+            severity = "critical"
+            message = f"{path} is writable by group or others (mode {mode:o})"
+        elif mode & 0o044:
+            severity = "critical" if secret else "high"
+            message = f"{path} is readable by group or others (mode {mode:o})"
+        else:
+            continue
+        yield _Found(Finding("permissions", severity, message, "chmod 600", True, str(path)),
+                     _chmod_fix(path, 0o600))
+
+
+def _set_required(config: Config, name: str) -> Callable[[], str]:
+    def apply() -> str:
+        path = config.path or config.home / "clawcore.yaml"
+        raw: dict[str, Any] = dict(config.raw)
+        plugins = dict(raw.get("plugins") or {})
+        required = list(plugins.get("required") or [])
+        if name not in required:
+            required.append(name)
+        plugins["required"] = required
+        raw["plugins"] = plugins
+        note = ""
+        if path.exists():
+            backup = path.with_name(path.name + ".bak")
+            shutil.copy2(path, backup)
+            note = f"; the previous file is {backup.name} (comments are not kept)"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            yaml.safe_dump(raw, handle, sort_keys=False, default_flow_style=False)
+        return f"added {name!r} to plugins.required in {path}{note}"
+
+    return apply
+
+
+def _monitor(config: Config, state: CliState) -> Iterator[_Found]:
+    pm = state.plugin_manager
+    required = list(config.get("plugins.required") or [])
+    if pm.get_plugin("prism") is None:
+        yield _Found(Finding("prism", "high", "the PRISM runtime monitor is not installed (or disabled)",
+                             "pip install clawcore-prism, then add prism to plugins.required"))
+    elif "prism" not in required:
+        yield _Found(Finding("prism", "medium",
+                             "PRISM is installed but not in plugins.required: if it fails to import, "
+                             "clawcore starts without it",
+                             "add prism to plugins.required", True), _set_required(config, "prism"))
+
+
+def _sandbox(config: Config) -> Iterator[_Found]:
+    sandbox = config.section("sandbox")
+    if sandbox.get("isolation") == "none":
+        yield _Found(Finding("sandbox", "high", "sandbox.isolation is none: shell commands run unisolated on the host",
+                             "set sandbox.isolation to auto (or use the docker backend)"))
+    network = sandbox.get("network") if isinstance(sandbox.get("network"), Mapping) else {}
+    assert isinstance(network, Mapping)
+    if network.get("shell") == "allow":
+        yield _Found(Finding("sandbox", "medium", "sandbox.network.shell is allow: shell commands reach the network",
+                             "set sandbox.network.shell to deny"))
+    if network.get("privateNetwork") is True:
+        yield _Found(Finding("sandbox", "medium",
+                             "sandbox.network.privateNetwork is true: web_fetch may reach loopback and the LAN",
+                             "list only the private hosts needed, or set false"))
+    docker = config.section("sandbox.docker")
+    if docker and (sandbox.get("backend") == "docker" or docker.get("enabled")):
+        if docker.get("networkMode") not in (None, "none"):
+            yield _Found(Finding("sandbox.docker", "high",
+                                 f"sandbox.docker.networkMode is {docker.get('networkMode')!r}: containers have a "
+                                 "network", "set sandbox.docker.networkMode to none"))
+        if docker.get("readOnlyRoot") is False:
+            yield _Found(Finding("sandbox.docker", "high", "sandbox.docker.readOnlyRoot is false",
+                                 "set sandbox.docker.readOnlyRoot to true"))
+        if docker.get("user") in ("0", "root", "0:0", "root:root"):
+            yield _Found(Finding("sandbox.docker", "critical", "sandbox.docker.user runs commands as root",
+                                 "set sandbox.docker.user to auto"))
+        if docker.get("fallback") == "local":
+            yield _Found(Finding("sandbox.docker", "medium",
+                                 "sandbox.docker.fallback is local: without the engine, commands run on the host",
+                                 "set sandbox.docker.fallback to fail-closed"))
+        if docker.get("workspaceAccess") == "rw":
+            yield _Found(Finding("sandbox.docker", "info", "containers can write the workspace (workspaceAccess rw)",
+                                 "use ro unless commands must write there"))
+        for key, limit in (("pidsLimit", 4096), ("cpuLimit", 8)):
+            value = docker.get(key)
+            if isinstance(value, (int, float)) and value > limit:
+                yield _Found(Finding("sandbox.docker", "medium", f"sandbox.docker.{key} is {value} (weak limit)",
+                                     f"keep it at or below {limit}"))
+
+
+def _audit_log(config: Config) -> Iterator[_Found]:
+    from clawcore.security.audit import FailureKind, verify_log
+    from clawcore.security.audit_plugin import AuditSettings
+
+    settings = AuditSettings.from_config(config.data, config.home)
+    if not settings.enabled:
+        yield _Found(Finding("audit", "high", "audit.enabled is false: nothing is recorded",
+                             "set audit.enabled to true"))
+        return
+    if not settings.path.exists():
+        yield _Found(Finding("audit", "info", f"no audit log yet at {settings.path}", "nothing to do"))
+        return
+    report = verify_log(settings.path, keys=settings.keys, require_mac=settings.hmac)
+    if report.failure is not None:
+        torn = report.failure.kind is FailureKind.TORN
+        yield _Found(Finding(
+            "audit.chain", "high" if torn else "critical", f"audit log: {report.failure}",
+            "clawcore audit verify --repair" if torn else
+            "keep the damaged log as evidence (move it aside), investigate who changed it, and compare with "
+            "your exported checkpoints", path=str(settings.path)))
+    elif report.checkpoints == 0:
+        yield _Found(Finding("audit.chain", "info", "the audit log has no signed checkpoint yet",
+                             "clawcore audit checkpoint --export FILE, and keep FILE on another machine"))
+
+
+def _tool_policy(state: CliState) -> Iterator[_Found]:
+    from clawcore.types import Action, ToolCall
+
+    from clawcore.runtime import Runtime
+
+    with Runtime(state.home, plugin_manager=state.plugin_manager) as runtime:
+        decision = runtime.hooks.decide_tool_call(ToolCall("bash", {"command": "ls"}, "security-audit"),
+                                                  runtime.context("security-audit"))
+    if decision.action is Action.ALLOW:
+        yield _Found(Finding("tools.policy", "high",
+                             "the tool policy runs bash without confirmation (checked with `ls`)",
+                             "add group:runtime to tools.policy.confirm (and take bash out of tools.policy.allow)"))
+
+
+def run_checks(state: CliState) -> list[_Found]:
+    """Every finding for the deployment at ``state.home``."""
+    config = load_config(state.home, pm=state.plugin_manager)
+    from clawcore.security.audit_plugin import AuditSettings
+
+    audit = AuditSettings.from_config(config.data, config.home)
+    from clawcore.security.audit import checkpoints_path_for
+
+    audit_paths = [audit.path, checkpoints_path_for(audit.path)]
+    found: list[_Found] = []
+    found += _gateway(config)
+    found += _plain_secrets(config)
+    found += _permissions(config, audit_paths, audit.keys)
+    found += _monitor(config, state)
+    found += _sandbox(config)
+    found += _audit_log(config)
+    found += _tool_policy(state)
+    order = {s: i for i, s in enumerate(SEVERITIES)}
+    return sorted(found, key=lambda f: order.get(f.finding.severity, 9))
+
+
+# --------------------------------------------------------------------------
+# Command
+# --------------------------------------------------------------------------
 
 
 @click.group("security")
 def command() -> None:
-    """Deployment checks."""
+    """Check the deployment's security settings."""
+
+
+@command.command("audit")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@click.option("--fix", is_flag=True, help="Apply the safe fixes (permissions, required plugins) and say what changed.")
+@click.pass_obj
+def audit(state: CliState, as_json: bool, fix: bool) -> None:
+    """Check gateway exposure, secrets, permissions, monitor, sandbox, audit chain and tool policy.
+
+    Exit status 1 when any critical finding remains.
+    """
+    found = run_checks(state)
+    changes: list[str] = []
+    if fix:
+        for item in found:
+            if item.apply is not None:
+                try:
+                    changes.append(item.apply())
+                except OSError as exc:
+                    changes.append(f"could not fix {item.finding.path or item.finding.check}: {exc}")
+        if changes:
+            found = run_checks(state)
+    findings = [item.finding for item in found]
+    if as_json:
+        click.echo(json.dumps({"findings": [asdict(f) for f in findings], "fixed": changes,
+                               "critical": sum(f.severity == "critical" for f in findings)}, indent=2))
+    else:
+        for change in changes:
+            click.echo(f"fixed: {change}")
+        _print_table(findings)
+    critical = [f for f in findings if f.severity == "critical"]
+    if critical:
+        raise SecurityAuditFailed(f"{len(critical)} critical finding(s)")
+
+
+def _print_table(findings: list[Finding]) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(width=max(120, shutil.get_terminal_size().columns))
+    if not findings:
+        console.print("no findings")
+        return
+    colours = {"critical": "bold red", "high": "red", "medium": "yellow", "info": "dim"}
+    table = Table("severity", "check", "finding", "fix", show_lines=False)
+    for f in findings:
+        fix = escape(f.fix + (" [--fix]" if f.fixable else ""))
+        table.add_row(f"[{colours.get(f.severity, '')}]{f.severity}[/]", escape(f.check), escape(f.message), fix)
+    console.print(table)

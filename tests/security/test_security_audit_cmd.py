@@ -1,0 +1,162 @@
+"""``clawcore security audit``: the deployment checklist as a command."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from clawcore.cli import main
+from clawcore.security.audit import AuditLog
+
+
+@pytest.fixture
+def home(clawcore_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("CLAWCORE_GATEWAY_TOKEN", "CLAWCORE_GATEWAY_PASSWORD", "CLAWCORE_LOAD_PLUGINS",
+                 "CLAWCORE_DISABLE_PLUGINS"):
+        monkeypatch.delenv(name, raising=False)
+    os.chmod(clawcore_home, 0o700)
+    return clawcore_home
+
+
+def _config(home: Path, data: dict[str, Any]) -> Path:
+    path = home / "clawcore.yaml"
+    path.write_text(yaml.safe_dump(data))
+    os.chmod(path, 0o600)
+    return path
+
+
+def _audit(capsys: pytest.CaptureFixture[str], home: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    code = main(["--home", str(home), "security", "audit", "--json", *extra])
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def _by_check(report: dict[str, Any], check: str) -> list[dict[str, Any]]:
+    return [f for f in report["findings"] if f["check"] == check]
+
+
+def test_gateway_beyond_loopback_without_auth_is_critical(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _config(home, {"gateway": {"host": "0.0.0.0"}})
+    code, report = _audit(capsys, home)
+    assert code == 1
+    [finding] = _by_check(report, "gateway.auth")
+    assert finding["severity"] == "critical"
+
+
+def test_weak_token_and_plain_secret(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _config(home, {"auth": {"token": "hunter2"}})
+    code, report = _audit(capsys, home)
+    [weak] = _by_check(report, "gateway.token")
+    assert weak["severity"] == "medium"  # on loopback: weak, not yet exposed
+    [plain] = _by_check(report, "secrets.config")
+    assert "auth.token" in plain["message"] and "CLAWCORE_GATEWAY_TOKEN" in plain["fix"]
+    assert "hunter2" not in json.dumps(report)
+    assert code == (1 if report["critical"] else 0)
+
+
+def test_weak_token_exposed_is_critical(home: Path, capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    _config(home, {"gateway": {"host": "0.0.0.0"}})
+    monkeypatch.setenv("CLAWCORE_GATEWAY_TOKEN", "changeme")
+    code, report = _audit(capsys, home)
+    assert code == 1
+    assert _by_check(report, "gateway.token")[0]["severity"] == "critical"
+    assert not _by_check(report, "secrets.config")  # from the environment, not the file
+
+
+def test_fix_permissions(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _config(home, {})
+    os.chmod(config, 0o666)
+    with AuditLog(home / "audit" / "audit.jsonl") as log:
+        log.append("ops.note", {})
+    key = home / "audit" / "keys" / "signing.pem"
+    os.chmod(key, 0o644)
+    code, report = _audit(capsys, home)
+    assert code == 1
+    flagged = {f["path"]: f["severity"] for f in _by_check(report, "permissions")}
+    assert flagged[str(config)] == "critical" and flagged[str(key)] == "critical"
+
+    code, report = _audit(capsys, home, "--fix")
+    assert any(str(key) in change and "chmod 600" in change for change in report["fixed"])
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
+    assert not _by_check(report, "permissions")
+    assert code == 0
+
+
+def test_broken_audit_chain_is_critical(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _config(home, {})
+    path = home / "audit" / "audit.jsonl"
+    with AuditLog(path) as log:
+        for i in range(3):
+            log.append("ops.note", {"i": i})
+    path.write_text(path.read_text().replace('"i":1', '"i":7'))
+    code, report = _audit(capsys, home)
+    assert code == 1
+    [finding] = _by_check(report, "audit.chain")
+    assert finding["severity"] == "critical" and "edited" in finding["message"]
+
+
+def test_torn_audit_log_is_high_and_repairable(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _config(home, {})
+    path = home / "audit" / "audit.jsonl"
+    with AuditLog(path) as log:
+        log.append("ops.note", {})
+    with path.open("a") as handle:
+        handle.write('{"seq":2,"ts"')
+    code, report = _audit(capsys, home)
+    [finding] = _by_check(report, "audit.chain")
+    assert finding["severity"] == "high" and "--repair" in finding["fix"]
+
+
+def test_bash_without_confirmation(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _config(home, {"tools": {"policy": {"allow": ["bash"]}}})
+    _, report = _audit(capsys, home)
+    assert _by_check(report, "tools.policy")
+    _config(home, {})
+    _, report = _audit(capsys, home)
+    assert not _by_check(report, "tools.policy")
+
+
+def test_weakened_docker_options(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from clawcore.cli.state import build_plugin_manager
+
+    if build_plugin_manager(home).get_plugin("sandbox_docker") is None:
+        pytest.skip("clawcore-sandbox-docker is not installed")
+    _config(home, {"sandbox": {"backend": "docker", "isolation": "none",
+                               "docker": {"networkMode": "bridge", "readOnlyRoot": False, "fallback": "local"}}})
+    _, report = _audit(capsys, home)
+    messages = " ".join(f["message"] for f in report["findings"] if f["check"].startswith("sandbox"))
+    for expected in ("networkMode", "readOnlyRoot", "fallback", "isolation is none"):
+        assert expected in messages
+
+
+def test_prism_required_fix(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from clawcore.cli.state import build_plugin_manager
+
+    config = _config(home, {"workspace": "workspace"})
+    if build_plugin_manager(home).get_plugin("prism") is None:
+        _, report = _audit(capsys, home)
+        assert _by_check(report, "prism")[0]["severity"] == "high"
+        return
+    _, report = _audit(capsys, home)
+    assert _by_check(report, "prism")[0]["fixable"] is True
+    _, report = _audit(capsys, home, "--fix")
+    assert yaml.safe_load(config.read_text())["plugins"]["required"] == ["prism"]
+    assert (home / "clawcore.yaml.bak").exists()
+    assert not _by_check(report, "prism")
+
+
+def test_table_output(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _config(home, {"gateway": {"host": "0.0.0.0"}})
+    code = main(["--home", str(home), "security", "audit"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "critical" in captured.out and "gateway.auth" in captured.out
+    assert "1 critical finding" in captured.err
