@@ -1,0 +1,268 @@
+"""The tool policy: which tool calls run, which ask first, which never run.
+
+One :class:`ToolPolicy` is built from the ``tools.policy`` config section and
+decides every call through the builtin ``decide_tool_call``:
+
+1. the tool's name against the user's ``deny``/``confirm``/``allow`` lists
+   (globs and ``group:`` names; deny > confirm > allow), falling back to the
+   profile's lists and, for a tool no list names, to ``confirm``;
+2. per-tool argument rules (``{tool, argument, match|glob, action}``);
+3. what the arguments do: ``bash`` commands through the command analysis
+   (:mod:`clawcore.security.commands`), file tools through the filesystem
+   policy, ``web_fetch`` through the network policy (static checks; the
+   tool re-checks the resolved addresses when it connects).
+
+The strictest answer wins. No profile switches step 3 off: a catastrophic
+command is denied even under ``full``, and a risky one still asks.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clawcore.config import Config
+from clawcore.errors import ConfigError
+from clawcore.hooks import strictest
+from clawcore.security.commands import analyze
+from clawcore.types import Action, Decision, ToolCall
+
+__all__ = ["GROUPS", "PROFILES", "ArgumentRule", "ToolPolicy"]
+
+SOURCE = "policy"
+
+#: Builtin policy groups; a plugin tool joins a group through ``Tool.groups``.
+GROUPS: Mapping[str, tuple[str, ...]] = {
+    "fs": ("read_file", "write_file", "edit_file"),
+    "runtime": ("bash",),
+    "web": ("web_fetch",),
+    "memory": ("memory_search", "memory_get"),
+}
+
+#: Profile -> (allow, confirm, deny) name lists. Tools no list names are confirmed.
+PROFILES: Mapping[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    # The defaults: reading is allowed, anything that changes state or reaches out asks.
+    "minimal": (("read_file", "group:memory"), ("write_file", "edit_file", "bash", "web_fetch"), ()),
+    # Work on a code base: files, shell and web run without asking when the arguments look safe.
+    "coding": (("group:fs", "group:runtime", "group:web", "group:memory"), (), ()),
+    # A chat assistant: memory and reading; no shell at all.
+    "messaging": (("read_file", "group:memory"), ("write_file", "edit_file", "web_fetch"), ("group:runtime",)),
+    # Everything runs unless the argument checks object.
+    "full": (("*",), (), ()),
+}
+
+_PATH_TOOLS = {"read_file": "read", "write_file": "write", "edit_file": "write", "memory_get": "read"}
+
+POLICY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "Tool policy: which tool calls run, ask first, or never run.",
+    "properties": {
+        "profile": {"type": "string", "enum": sorted(PROFILES), "default": "minimal",
+                    "description": "Base lists: minimal (read only without asking), coding, messaging, full."},
+        "allow": {"type": "array", "items": {"type": "string"}, "default": [],
+                  "description": "Tool-name globs or group:NAME that run without asking."},
+        "confirm": {"type": "array", "items": {"type": "string"}, "default": [],
+                    "description": "Tool-name globs or group:NAME that ask first."},
+        "deny": {"type": "array", "items": {"type": "string"}, "default": [],
+                 "description": "Tool-name globs or group:NAME that never run."},
+        "rules": {
+            "type": "array",
+            "default": [],
+            "description": "Per-tool argument rules; each matching rule adds its action (strictest wins).",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["tool", "argument", "action"],
+                "properties": {
+                    "tool": {"type": "string", "description": "Tool-name glob or group:NAME."},
+                    "argument": {"type": "string", "description": "Argument name (command, path, url ...)."},
+                    "match": {"type": "string", "description": "Regular expression searched in the argument."},
+                    "glob": {"type": "string", "description": "Glob the whole argument must match."},
+                    "negate": {"type": "boolean", "default": False,
+                               "description": "Apply the rule when the argument does NOT match."},
+                    "action": {"type": "string", "enum": ["allow", "confirm", "deny"]},
+                    "reason": {"type": "string", "default": ""},
+                },
+            },
+        },
+    },
+}
+
+TOOLS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "Tools the agent may call and the policy that guards them.",
+    "properties": {"policy": POLICY_SCHEMA},
+}
+
+
+@dataclass(frozen=True)
+class ArgumentRule:
+    """One ``tools.policy.rules`` entry, compiled."""
+
+    tool: str
+    argument: str
+    action: Action
+    pattern: re.Pattern[str] | None = None
+    glob: str | None = None
+    negate: bool = False
+    reason: str = ""
+
+    def applies(self, value: str) -> bool:
+        hit = True
+        if self.pattern is not None:
+            hit = self.pattern.search(value) is not None
+        if self.glob is not None:
+            hit = hit and fnmatch.fnmatchcase(value, self.glob)
+        return hit != self.negate
+
+
+@dataclass(frozen=True)
+class ToolPolicy:
+    """Decides tool calls; build it with :meth:`from_config`.
+
+    ``groups`` maps group names to tool names (the builtin groups plus the
+    ``groups`` of registered plugin tools).
+    """
+
+    profile: str = "minimal"
+    allow: tuple[str, ...] = ()
+    confirm: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    rules: tuple[ArgumentRule, ...] = ()
+    groups: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(GROUPS))
+    config: Config | None = field(default=None, repr=False, compare=False)
+    # The filesystem and network policies, built on first use.
+    _paths: Any = field(default=None, init=False, repr=False, compare=False)
+    _network: Any = field(default=None, init=False, repr=False, compare=False)
+
+    @classmethod
+    def from_config(cls, config: Config | Mapping[str, Any], *, home: Path | None = None,
+                    groups: Mapping[str, Sequence[str]] | None = None) -> ToolPolicy:
+        """The policy of the effective config (``tools.policy``).
+
+        :raises ConfigError: a rule's regular expression does not compile.
+        """
+        if not isinstance(config, Config):
+            config = Config(dict(config), home or Path.home() / ".clawcore")
+        section = config.section("tools.policy")
+        rules = []
+        for index, raw in enumerate(section.get("rules", ()) or ()):
+            pattern = None
+            if raw.get("match"):
+                try:
+                    pattern = re.compile(raw["match"])
+                except re.error as exc:
+                    raise ConfigError(f"tools.policy.rules[{index}].match: not a valid regular expression "
+                                      f"({exc}): {raw['match']!r}") from exc
+            rules.append(ArgumentRule(raw["tool"], raw["argument"], Action(raw["action"]), pattern,
+                                      raw.get("glob"), bool(raw.get("negate", False)), raw.get("reason", "")))
+        merged = {k: tuple(v) for k, v in GROUPS.items()}
+        for name, members in (groups or {}).items():
+            merged[name] = tuple(dict.fromkeys(merged.get(name, ()) + tuple(members)))
+        profile = str(section.get("profile", "minimal"))
+        if profile not in PROFILES:
+            raise ConfigError(f"tools.policy.profile: {profile!r} is not one of {', '.join(sorted(PROFILES))}")
+        return cls(profile, tuple(section.get("allow", ())), tuple(section.get("confirm", ())),
+                   tuple(section.get("deny", ())), tuple(rules), merged, config)
+
+    # -- matching -----------------------------------------------------------
+
+    def _matches(self, tool: str, patterns: Sequence[str]) -> str | None:
+        for pattern in patterns:
+            if pattern.startswith("group:"):
+                if tool in self.groups.get(pattern[6:], ()):
+                    return pattern
+            elif fnmatch.fnmatchcase(tool, pattern):
+                return pattern
+        return None
+
+    def name_decision(self, tool: str) -> Decision:
+        """The decision on the tool's name alone: the user's lists, then the profile's."""
+        for action, patterns, origin in (
+            (Action.DENY, self.deny, "tools.policy.deny"),
+            (Action.CONFIRM, self.confirm, "tools.policy.confirm"),
+            (Action.ALLOW, self.allow, "tools.policy.allow"),
+        ):
+            hit = self._matches(tool, patterns)
+            if hit:
+                return Decision(action, (f"{tool} matches {hit!r} in {origin}",), (f"name-{action.value}",), SOURCE)
+        allow, confirm, deny = PROFILES[self.profile]
+        for action, patterns in ((Action.DENY, deny), (Action.CONFIRM, confirm), (Action.ALLOW, allow)):
+            hit = self._matches(tool, patterns)
+            if hit:
+                return Decision(action, (f"{tool} is {action.value} in the {self.profile!r} profile",),
+                                (f"profile-{action.value}",), SOURCE)
+        return Decision.confirm(f"{tool} is not named by the {self.profile!r} profile or tools.policy lists",
+                                rules=("unlisted-tool",), source=SOURCE)
+
+    # -- deciding -------------------------------------------------------------
+
+    def decide(self, call: ToolCall) -> Decision:
+        """The policy's decision on one call: name, argument rules and argument checks, strictest wins."""
+        decisions = [self.name_decision(call.name)]
+        if decisions[0].action is Action.DENY:
+            return decisions[0]
+        args = call.arguments if isinstance(call.arguments, Mapping) else {}
+        for rule in self.rules:
+            if self._matches(call.name, (rule.tool,)) and rule.argument in args:
+                if rule.applies(str(args[rule.argument])):
+                    reason = rule.reason or f"{call.name}.{rule.argument} matches a tools.policy rule"
+                    decisions.append(Decision(rule.action, (reason,), ("argument-rule",), SOURCE))
+        decisions.extend(self.argument_checks(call, args))
+        return strictest(decisions)
+
+    def argument_checks(self, call: ToolCall, args: Mapping[str, Any]) -> list[Decision]:
+        """What the arguments would do: shell analysis, filesystem and network policy."""
+        out: list[Decision] = []
+        if call.name == "bash" or "runtime" in self._groups_of(call.name) and "command" in args:
+            command = args.get("command")
+            if not isinstance(command, str) or not command.strip():
+                return [Decision.deny("bash needs a non-empty command string", rules=("bad-arguments",),
+                                      source=SOURCE)]
+            analysis = analyze(command)
+            if analysis.action is not Action.ALLOW:
+                out.append(Decision(analysis.action, analysis.reasons,
+                                    tuple(f"command:{r}" for r in analysis.rules), SOURCE))
+        op = _PATH_TOOLS.get(call.name)
+        if op is None and "fs" in self._groups_of(call.name) and "path" in args:
+            op = "write" if any(k in args for k in ("content", "new")) else "read"
+        if op is not None:
+            path = args.get("path")
+            if not isinstance(path, str) or not path:
+                return out + [Decision.deny(f"{call.name} needs a path string", rules=("bad-arguments",),
+                                            source=SOURCE)]
+            if call.name != "memory_get":
+                out.append(self._path_policy().check(path, op))  # type: ignore[arg-type]
+        if call.name == "web_fetch" or ("web" in self._groups_of(call.name) and "url" in args):
+            url = args.get("url")
+            if not isinstance(url, str) or not url:
+                return out + [Decision.deny(f"{call.name} needs a url string", rules=("bad-arguments",),
+                                            source=SOURCE)]
+            out.append(self._network_policy().check_url(url, resolve=False))
+        return out
+
+    def _groups_of(self, tool: str) -> set[str]:
+        return {name for name, members in self.groups.items() if tool in members}
+
+    def _path_policy(self) -> Any:
+        if self._paths is None:
+            from clawcore.security.paths import PathPolicy
+
+            object.__setattr__(self, "_paths", PathPolicy.from_config(self._config()))
+        return self._paths
+
+    def _network_policy(self) -> Any:
+        if self._network is None:
+            from clawcore.security.network import NetworkPolicy
+
+            object.__setattr__(self, "_network", NetworkPolicy.from_config(self._config()))
+        return self._network
+
+    def _config(self) -> Config:
+        return self.config if self.config is not None else Config({}, Path.home() / ".clawcore")
