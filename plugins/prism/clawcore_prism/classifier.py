@@ -16,6 +16,7 @@ threshold lands on 0.5, the score at which a verdict becomes suspicious.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import math
@@ -86,8 +87,9 @@ def _head(data: Mapping[str, Any]) -> Head:
     return Head(dict(zip(indices, values)), float(data["bias"]), float(data.get("threshold", 0.5)))
 
 
+@functools.lru_cache(maxsize=4)
 def load_classifier(path: Path | None = None) -> Classifier:
-    """Load the shipped weights (or ``path``).
+    """Load the shipped weights (or ``path``); cached, the weights are immutable.
 
     :raises ValueError: the file is not a weights file of this feature version.
     """
