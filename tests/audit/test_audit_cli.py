@@ -1,0 +1,155 @@
+"""``clawcore audit``: verify, tail, show, record, checkpoint --export, rotate-keys."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from clawcore.cli import main
+from clawcore.security.audit import AuditLog, read_records
+
+
+@pytest.fixture
+def home(clawcore_home: Path) -> Path:
+    (clawcore_home / "clawcore.yaml").write_text(yaml.safe_dump({"audit": {"checkpointEvery": 5}}))
+    return clawcore_home
+
+
+def _run(capsys: pytest.CaptureFixture[str], home: Path, *args: str) -> tuple[int, str, str]:
+    code = main(["--home", str(home), "audit", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_record_then_verify(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, home, "record", "deploy.release", "--data", '{"version": "1.2.3"}')
+    assert code == 0 and "seq 1 deploy.release" in out
+    code, out, _ = _run(capsys, home, "record", "ops.login", "--data", '{"password": "pa55word-very-secret"}',
+                        "--session", "ops")
+    assert code == 0
+    records = list(read_records(home / "audit" / "audit.jsonl"))
+    assert [r.kind for r in records] == ["deploy.release", "ops.login"]
+    assert "pa55word-very-secret" not in json.dumps(records[1].data)  # redacted like every event
+    assert records[1].session == "ops"
+    code, out, _ = _run(capsys, home, "verify")
+    assert code == 0 and out.startswith("ok: 2 records")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["record", "x.y", "--data", "{nope"], "--data is not JSON"),
+    (["record", "x.y", "--data", "[1]"], "must be a JSON object"),
+    (["record", "audit.key_rotated"], "not allowed"),
+])
+def test_record_rejects_bad_input(home: Path, capsys: pytest.CaptureFixture[str], args: list[str],
+                                  message: str) -> None:
+    code, _, err = _run(capsys, home, *args)
+    assert code == 1 and message in err
+    assert not (home / "audit" / "audit.jsonl").exists() or not list(read_records(home / "audit" / "audit.jsonl"))
+
+
+def test_verify_reports_tampering_with_exit_1(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = home / "audit" / "audit.jsonl"
+    with AuditLog(path, keys=home / "audit" / "keys", checkpoint_every=5) as log:
+        for i in range(7):
+            log.append("ops.note", {"i": i})
+    lines = path.read_text().splitlines()
+    del lines[2]
+    path.write_text("\n".join(lines) + "\n")
+    code, _, err = _run(capsys, home, "verify")
+    assert code == 1
+    assert "seq-gap: line 3 (seq 4)" in err
+    code, out, _ = _run(capsys, home, "verify", "--json")
+    report = json.loads(out)
+    assert code == 1 and report["ok"] is False and report["failure"]["kind"] == "seq-gap"
+
+
+def test_verify_repair_of_a_torn_line(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = home / "audit" / "audit.jsonl"
+    with AuditLog(path, keys=home / "audit" / "keys") as log:
+        log.append("ops.note", {})
+    with path.open("a") as handle:
+        handle.write('{"seq":2,')
+    code, _, err = _run(capsys, home, "verify")
+    assert code == 1 and "torn" in err
+    code, out, err = _run(capsys, home, "verify", "--repair")
+    assert code == 0 and "repaired" in err and out.startswith("ok: 2 records")
+
+
+def test_tail_and_show(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = home / "audit" / "audit.jsonl"
+    now = time.time()
+    with AuditLog(path, keys=home / "audit" / "keys") as log:
+        log.append("tool.decision", {"tool": "bash"}, ts=now - 7200)
+        log.append("gateway.auth", {"outcome": "failure"}, ts=now - 60)
+        log.append("tool.executed", {"tool": "bash"}, session="s1", ts=now - 30)
+    code, out, _ = _run(capsys, home, "tail", "-n", "2")
+    assert code == 0
+    assert [line.split()[2] for line in out.splitlines()] == ["gateway.auth", "tool.executed"]
+    code, out, _ = _run(capsys, home, "show", "--kind", "tool.*", "--json")
+    assert [json.loads(line)["kind"] for line in out.splitlines()] == ["tool.decision", "tool.executed"]
+    code, out, _ = _run(capsys, home, "show", "--since", "1h")
+    assert [line.split()[2] for line in out.splitlines()] == ["gateway.auth", "tool.executed"]
+    code, out, _ = _run(capsys, home, "show", "--session", "s1")
+    assert len(out.splitlines()) == 1
+    code, _, err = _run(capsys, home, "show", "--since", "yesterday-ish")
+    assert code == 2 and "neither a duration" in err
+
+
+def test_tail_follow(home: Path) -> None:
+    path = home / "audit" / "audit.jsonl"
+    with AuditLog(path, keys=home / "audit" / "keys") as log:
+        log.append("ops.first", {})
+    env = {**os.environ, "CLAWCORE_HOME": str(home), "CLAWCORE_LOAD_PLUGINS": ""}
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from clawcore.cli import main; sys.exit(main())",
+                             "audit", "tail", "-f", "-n", "1"], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        assert "ops.first" in proc.stdout.readline()
+        with AuditLog(path, keys=home / "audit" / "keys") as log:
+            log.append("ops.second", {})
+        assert "ops.second" in proc.stdout.readline()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_checkpoint_export_detects_a_rewrite_by_a_key_holder(home: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    path = home / "audit" / "audit.jsonl"
+    with AuditLog(path, keys=home / "audit" / "keys", checkpoint_every=0) as log:
+        for i in range(3):
+            log.append("ops.note", {"i": i})
+    export = tmp_path / "elsewhere.json"
+    code, _, err = _run(capsys, home, "checkpoint", "--export", str(export))
+    assert code == 0 and "exported" in err
+    bundle: dict[str, Any] = json.loads(export.read_text())
+    assert bundle["checkpoints"][-1]["size"] == 3 and bundle["publicKeys"]
+    # Someone with the signing key changes record 2 and signs a fresh, consistent history.
+    records = list(read_records(path))
+    path.unlink()
+    (home / "audit" / "audit.checkpoints.jsonl").unlink()
+    with AuditLog(path, keys=home / "audit" / "keys", checkpoint_every=0) as log:
+        for record in records:
+            log.append(record.kind, {"i": "nothing happened"} if record.seq == 2 else dict(record.data))
+    assert _run(capsys, home, "verify")[0] == 0
+    code, _, err = _run(capsys, home, "verify", "--checkpoints", str(export))
+    assert code == 1 and "checkpoint-mismatch" in err
+
+
+def test_rotate_keys_and_pinned_verify(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _run(capsys, home, "record", "ops.note")
+    first_pub = next((home / "audit" / "keys").glob("*.pub"))
+    code, out, _ = _run(capsys, home, "rotate-keys")
+    assert code == 0 and "rotated:" in out
+    _run(capsys, home, "record", "ops.note")
+    code, out, _ = _run(capsys, home, "verify", "--public-key", str(first_pub))
+    assert code == 0, out
+    assert len(list((home / "audit" / "keys").glob("*.pub"))) == 2
