@@ -43,7 +43,6 @@ Progress = Callable[[int, int], None]
 
 #: Meta keys whose change means the whole index must be rebuilt.
 IDENTITY = ("schema", "fts", "provider", "model", "dims", "chunkTokens", "chunkOverlap")
-_GROUP_CHUNKS = 256
 
 
 def _is_corruption(exc: BaseException) -> bool:
@@ -321,7 +320,8 @@ class Memory:
                 chunks = chunk_markdown(data.decode("utf-8", errors="replace"), self.settings.chunking)
                 group.append((f, st, digest, chunks))
                 size += len(chunks)
-            if size >= _GROUP_CHUNKS:
+            # Written in groups of a few embedding batches: a killed sync loses at most one group.
+            if size >= self.settings.batch_size * 4:
                 self._write_group(store, group, counts)
                 group, size = [], 0
             if progress is not None:

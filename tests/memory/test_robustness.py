@@ -1,0 +1,276 @@
+"""Killed syncs, corrupt and deleted index files, concurrent syncs, rebuilds, missing sqlite-vec."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from clawcore import hookimpl
+from clawcore.memory import open_memory
+from clawcore.memory.store import connect
+from clawcore.testing.providers import HashEmbeddingPlugin, HashEmbeddingProvider
+
+# A worker process: opens the memory with the hash provider (optionally slowed down) and syncs.
+WORKER = textwrap.dedent(
+    """
+    import json, sys, time
+    from clawcore.plugins import get_plugin_manager
+    from clawcore.testing.providers import HashEmbeddingPlugin, HashEmbeddingProvider
+    from clawcore.memory import open_memory
+
+    workspace, index, delay, action = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+
+    class Slow(HashEmbeddingProvider):
+        def embed(self, texts):
+            time.sleep(delay)
+            return super().embed(texts)
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(HashEmbeddingPlugin(provider=Slow()))
+    config = {"memory": {"embeddings": {"provider": "hash", "batchSize": 4}}}
+    with open_memory(workspace, config, plugin_manager=pm, index_path=index) as memory:
+        if action == "sync":
+            report = memory.sync()
+            print(json.dumps(report.to_dict()))
+        else:
+            response = memory.search(action)
+            print(json.dumps({**response.to_dict(), "status": memory.status()}))
+    """
+)
+
+
+def _run_worker(workspace: Path, index: Path, delay: float, action: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(workspace), str(index), str(delay), action],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+
+
+def _many_files(ws: Path, count: int) -> None:
+    (ws / "memory").mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        body = "\n".join(f"- Note {i}.{j}: topic{i} detail{j} with word{i * 7 + j}" for j in range(12))
+        (ws / "memory" / f"2024-01-{i + 1:02d}.md").write_text(f"# Day {i}\n\n{body}\n")
+
+
+def _consistent(index: Path) -> tuple[int, int]:
+    """Counts of files and chunks, after checking every table agrees."""
+    store = connect(index)
+    try:
+        c = store.conn
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        chunks = c.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        assert c.execute("SELECT count(*) FROM chunks_fts").fetchone()[0] == chunks
+        assert c.execute("SELECT count(*) FROM chunks_vec").fetchone()[0] == chunks
+        files = c.execute("SELECT count(*) FROM files").fetchone()[0]
+        orphan = c.execute("SELECT count(*) FROM chunks WHERE path NOT IN (SELECT path FROM files)").fetchone()[0]
+        assert orphan == 0
+        dupes = c.execute("SELECT count(*) FROM (SELECT path, start_line, end_line, count(*) n FROM chunks GROUP BY 1, 2, 3 HAVING n > 1)").fetchone()[0]
+        assert dupes == 0
+        return files, chunks
+    finally:
+        store.close()
+
+
+def test_a_sync_killed_midway_is_completed_by_the_next(tmp_path: Path, hash_pm) -> None:
+    ws = tmp_path / "ws"
+    _many_files(ws, 24)
+    index = tmp_path / "index.sqlite"
+    worker = _run_worker(ws, index, 0.15, "sync")
+    deadline = time.monotonic() + 30
+    indexed = 0
+    while time.monotonic() < deadline and indexed == 0:
+        time.sleep(0.1)
+        if index.exists():
+            try:
+                store = connect(index)
+                indexed = store.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+                store.close()
+            except Exception:
+                indexed = 0
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(timeout=10)
+    assert 0 < indexed < 24, "the worker should have been killed in the middle of its sync"
+    with open_memory(ws, {"memory": {"embeddings": {"provider": "hash"}}}, plugin_manager=hash_pm, index_path=index) as memory:
+        report = memory.sync()
+        assert report.files == 24 and report.indexed == 24 - indexed
+        assert memory.search("topic23 detail5").results[0].path == "memory/2024-01-24.md"
+    assert _consistent(index)[0] == 24
+
+
+def test_two_processes_syncing_at_once(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _many_files(ws, 12)
+    index = tmp_path / "index.sqlite"
+    workers = [_run_worker(ws, index, 0.02, "sync") for _ in range(2)]
+    reports = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=90)
+        assert worker.returncode == 0, err
+        reports.append(json.loads(out))
+    assert sorted(r["indexed"] for r in reports) == [0, 12]
+    assert all(r["files"] == 12 for r in reports)
+    assert _consistent(index) == (12, reports[0]["chunks"])
+
+
+def test_corrupt_index_is_moved_aside_and_rebuilt_with_a_warning(workspace: Path, open_mem, tmp_path: Path, caplog) -> None:
+    index = tmp_path / "idx" / "memory.sqlite"
+    memory = open_mem(workspace, index=index)
+    memory.sync()
+    memory.close()
+    data = bytearray(index.read_bytes())
+    data[0:100] = os.urandom(100)  # the header: "file is not a database"
+    index.write_bytes(bytes(data))
+    with caplog.at_level("WARNING", logger="clawcore.memory"):
+        again = open_mem(workspace, index=index)
+    warnings = [r.getMessage() for r in caplog.records if "could not be read" in r.getMessage()]
+    assert len(warnings) == 1 and "rebuilding it from the Markdown files" in warnings[0]
+    assert again.search("kayak").results[0].path == "memory/2024-05-02.md"
+    assert list(index.parent.glob("memory.sqlite.corrupt-*"))  # kept, not deleted
+    assert _consistent(index)[0] == 3
+
+
+def test_garbage_in_the_middle_of_the_index_is_detected(workspace: Path, open_mem, tmp_path: Path, caplog) -> None:
+    index = tmp_path / "idx" / "memory.sqlite"
+    memory = open_mem(workspace, index=index)
+    memory.sync()
+    memory.close()
+    size = index.stat().st_size
+    with index.open("r+b") as handle:
+        for page in range(1, size // 4096):
+            handle.seek(page * 4096 + 8)
+            handle.write(b"\xff" * 200)
+    with caplog.at_level("WARNING", logger="clawcore.memory"):
+        again = open_mem(workspace, index=index)
+        assert again.search("pizza").results[0].path == "memory/2024-05-01.md"
+    assert any("could not be read" in r.getMessage() for r in caplog.records)
+
+
+def test_deleted_index_file_is_rebuilt_with_a_warning(workspace: Path, open_mem, tmp_path: Path) -> None:
+    index = tmp_path / "idx" / "memory.sqlite"
+    memory = open_mem(workspace, index=index)
+    memory.sync()
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(index) + suffix).unlink(missing_ok=True)
+    report = memory.sync()
+    assert report.files == 3 and report.indexed == 3
+    assert any("was deleted" in w for w in report.warnings)
+    assert memory.search("kayak").results
+
+
+class _GatedProvider(HashEmbeddingProvider):
+    """Blocks in ``embed`` until the test opens the gate (a slow model, made deterministic)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.entered.set()
+        assert self.gate.wait(30)
+        return super().embed(texts)
+
+
+class _Offer:
+    def __init__(self, name: str, provider) -> None:
+        self.name, self.provider = name, provider
+
+    @hookimpl
+    def register_embedding_providers(self, register):
+        register(self.name, lambda settings, home: self.provider)
+
+
+def test_model_change_rebuilds_atomically_while_search_answers_from_the_old_index(
+    workspace: Path, tmp_path: Path, plugin_manager, register_plugin
+) -> None:
+    index = tmp_path / "idx" / "memory.sqlite"
+    register_plugin(HashEmbeddingPlugin(name="hash", model="hash-v1"))
+    gated = _GatedProvider(name="hash2", model="hash-v2", dims=32)
+    register_plugin(_Offer("hash2", gated))
+    old = open_memory(workspace, {"memory": {"embeddings": {"provider": "hash"}, "sync": {"onSearch": False}}},
+                      plugin_manager=plugin_manager, index_path=index)
+    old.sync()
+    new = open_memory(workspace, {"memory": {"embeddings": {"provider": "hash2"}}},
+                      plugin_manager=plugin_manager, index_path=index)
+    assert new.status()["pendingRebuild"]
+    outcome: dict[str, object] = {}
+    worker = threading.Thread(target=lambda: outcome.setdefault("report", new.sync()))
+    worker.start()
+    try:
+        assert gated.entered.wait(30)
+        # The rebuild is running (its provider is blocked): the old index still answers, vectors included.
+        during = old.search("kayak lake")
+        assert during.mode == "hybrid" and during.results[0].path == "memory/2024-05-02.md"
+        assert (tmp_path / "idx" / "memory.sqlite.rebuild").exists()
+    finally:
+        gated.gate.set()
+        worker.join(30)
+    report = outcome["report"]
+    assert report.rebuilt and report.embedded == report.chunks
+    assert not (tmp_path / "idx" / "memory.sqlite.rebuild").exists()
+    after = new.search("kayak lake")
+    assert after.mode == "hybrid" and after.provider == "hash2"
+    status = new.status()
+    assert status["model"] == "hash-v2" and status["dims"] == 32 and not status["pendingRebuild"]
+    # The old configuration sees that the index moved on and answers by keyword meanwhile.
+    stale = old.search("kayak lake")
+    assert stale.mode == "fts-only" and "being rebuilt" in stale.reason
+    old.close()
+    new.close()
+    assert _consistent(index)[0] == 3
+
+
+def test_chunking_change_rebuilds(workspace: Path, open_mem) -> None:
+    memory = open_mem(workspace)
+    memory.sync()
+    memory.close()
+    smaller = open_mem(workspace, {"chunking": {"tokens": 20, "overlap": 0}})
+    report = smaller.sync()
+    assert report.rebuilt and report.chunks > 3
+
+
+def test_without_sqlite_vec_search_uses_numpy_and_says_so_once(workspace: Path, tmp_path: Path) -> None:
+    # A real environment where the sqlite-vec package cannot be imported.
+    shadow = tmp_path / "shadow" / "sqlite_vec"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('sqlite-vec removed for this test')\n")
+    env = {**os.environ, "PYTHONPATH": str(shadow.parent)}
+    index = tmp_path / "index.sqlite"
+    worker = _run_worker(workspace, index, 0.0, "kayak lake", env=env)
+    out, err = worker.communicate(timeout=60)
+    assert worker.returncode == 0, err
+    payload = json.loads(out)
+    assert payload["mode"] == "hybrid"
+    assert payload["results"][0]["path"] == "memory/2024-05-02.md"
+    assert payload["status"]["vectorStore"] == "numpy" and payload["status"]["sqliteVec"] is False
+    assert err.count("sqlite-vec is not available") == 1
+    assert "pip install sqlite-vec" in err
+    # The same index opened where sqlite-vec works gets its vector table filled in.
+    worker = _run_worker(workspace, index, 0.0, "kayak lake")
+    out, err = worker.communicate(timeout=60)
+    assert worker.returncode == 0, err
+    status = json.loads(out)["status"]
+    assert status["vectorStore"] in ("sqlite-vec", "numpy")
+    worker = _run_worker(workspace, index, 0.0, "sync")
+    worker.communicate(timeout=60)
+    assert _consistent(index)[0] == 3
+
+
+@pytest.mark.parametrize("garbage", [b"", b"not a database at all" * 100])
+def test_foreign_files_at_the_index_path(workspace: Path, open_mem, tmp_path: Path, garbage: bytes) -> None:
+    index = tmp_path / "odd" / "memory.sqlite"
+    index.parent.mkdir()
+    index.write_bytes(garbage)
+    memory = open_mem(workspace, index=index)
+    assert memory.search("pizza").results[0].path == "memory/2024-05-01.md"
