@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "clawcore.cli.chat_cmd",
     "clawcore.cli.sandbox_cmd",
     "clawcore.cli.secrets_cmd",
+    "clawcore.cli.memory_cmd",
 )
 
 

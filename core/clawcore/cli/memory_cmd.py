@@ -1,0 +1,125 @@
+"""``clawcore memory``: index, search, read and watch the Markdown memory."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from clawcore.cli.state import CliState
+from clawcore.memory.results import SyncReport
+
+
+@click.group("memory")
+def command() -> None:
+    """Index and search MEMORY.md and the daily notes in memory/."""
+
+
+def _print_report(report: SyncReport) -> None:
+    click.echo(
+        f"{report.files} files, {report.chunks} chunks, {report.embedded} embedded, {report.cached} cached, "
+        f"{report.seconds:.2f}s" + (" (rebuilt)" if report.rebuilt else "")
+        + f"; {'provider ' + report.provider if report.provider else 'keyword search only (no embedding provider)'}"
+    )
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+@command.command("index")
+@click.option("--force", is_flag=True, help="Rebuild the whole index (vectors still come from the cache).")
+@click.pass_obj
+def index(state: CliState, force: bool) -> None:
+    """Bring the index up to date with the Markdown files."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    memory = state.runtime().memory
+    with Progress(
+        TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
+    ) as bar:
+        task = bar.add_task("files", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        report = memory.sync(progress, force=force)
+    _print_report(report)
+
+
+@command.command("search")
+@click.argument("query")
+@click.option("-k", "--max-results", "k", type=click.IntRange(1, 100), default=None, help="How many results (default 5).")
+@click.option("--min-score", type=click.FloatRange(0), default=None, help="Drop results scoring below this.")
+@click.option("--json", "as_json", is_flag=True, help="Print the response as JSON.")
+@click.pass_obj
+def search(state: CliState, query: str, k: int | None, min_score: float | None, as_json: bool) -> None:
+    """Search memory by keyword and meaning; print cited results."""
+    response = state.runtime().memory.search(query, max_results=k, min_score=min_score)
+    if as_json:
+        click.echo(json.dumps(response.to_dict(), ensure_ascii=False, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    mode = response.mode + (f" via {response.provider}" if response.provider else "")
+    table = Table(title=f"{query!r} ({mode})", show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("citation")
+    table.add_column("snippet")
+    for rank, result in enumerate(response.results, 1):
+        table.add_row(str(rank), f"{result.score:.3f}", result.citation, result.snippet)
+    console.print(table)
+    if not response.results:
+        click.echo("no results")
+    if response.reason and response.mode == "fts-only":
+        click.echo(f"note: {response.reason}", err=True)
+    for warning in response.warnings:
+        if warning != response.reason:
+            click.echo(f"warning: {warning}", err=True)
+
+
+@command.command("get")
+@click.argument("path")
+@click.option("--from", "from_line", type=int, default=1, show_default=True, help="First line (1-based).")
+@click.option("--lines", type=int, default=None, help="How many lines (default: to the end).")
+@click.pass_obj
+def get(state: CliState, path: str, from_line: int, lines: int | None) -> None:
+    """Print lines of a memory file (MEMORY.md or memory/*.md)."""
+    click.echo(state.runtime().memory.get(path, from_line=from_line, lines=lines))
+
+
+@command.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def status(state: CliState, as_json: bool) -> None:
+    """Show what the index holds and how search runs."""
+    info: dict[str, Any] = state.runtime().memory.status()
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    for key in ("workspace", "index", "files", "chunks", "mode", "provider", "model", "dims", "vectorStore",
+                "driver", "vectors", "chunking", "pendingRebuild", "dirty", "cachedEmbeddings"):
+        click.echo(f"{key:>16}: {info[key]}")
+    if info["reason"]:
+        click.echo(f"{'reason':>16}: {info['reason']}")
+    for warning in info["warnings"]:
+        click.echo(f"warning: {warning}", err=True)
+
+
+@command.command("watch")
+@click.option("--interval", type=float, default=None, help="Seconds between looks (default memory.sync.watchInterval).")
+@click.option("--debounce", type=float, default=None, help="Quiet seconds before a sync (default memory.sync.watchDebounce).")
+@click.pass_obj
+def watch(state: CliState, interval: float | None, debounce: float | None) -> None:
+    """Keep the index current: sync whenever memory files change (Ctrl-C stops)."""
+    from clawcore.memory.watch import watch as run_watch
+
+    memory = state.runtime().memory
+    click.echo(f"watching {memory.workspace} (Ctrl-C to stop)")
+    try:
+        run_watch(memory, lambda report: (_print_report(report), click.get_text_stream("stdout").flush()),
+                  interval_s=interval, debounce_s=debounce)
+    except KeyboardInterrupt:
+        click.echo("stopped")
