@@ -157,6 +157,8 @@ class _State:
     requests: list[RecordedRequest] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     call_counter: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
 
 
 class OpenAIServer:
@@ -275,6 +277,21 @@ class OpenAIServer:
             return list(self._state.errors)
 
     @property
+    def max_in_flight(self) -> int:
+        """The most requests the server was answering at the same time."""
+        with self._lock:
+            return self._state.max_in_flight
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._state.in_flight += 1
+            self._state.max_in_flight = max(self._state.max_in_flight, self._state.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._state.in_flight -= 1
+
+    @property
     def pending(self) -> int:
         """Scripted chat replies not consumed yet."""
         with self._lock:
@@ -345,7 +362,11 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         endpoint = "chat" if path.endswith("/chat/completions") else (
             "embeddings" if path.endswith("/embeddings") else "other")
-        status, payload, extra = self._answer(endpoint, body)
+        self.owner._enter()
+        try:
+            status, payload, extra = self._answer(endpoint, body)
+        finally:
+            self.owner._leave()
         self.owner._record(RecordedRequest("POST", path, {k.lower(): v for k, v in self.headers.items()}, body, status,
                                            time.monotonic()))
         self._send(status, payload, extra)
