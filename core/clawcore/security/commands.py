@@ -1136,6 +1136,13 @@ def _effective(cmd: SimpleCommand) -> list[str]:
 
     ``xargs`` gets the words of a here-string as its arguments (``xargs rm -rf <<< /``).
     """
+    cached = cmd.memo.get("effective")
+    if cached is None:
+        cached = cmd.memo["effective"] = _peel(cmd)
+    return list(cached)  # type: ignore[call-overload]
+
+
+def _peel(cmd: SimpleCommand) -> list[str]:
     argv = [a.rsplit("/", 1)[-1] if i == 0 and "/" in a and not a.endswith("/") else a
             for i, a in enumerate(cmd.argv)]
     seen = 0

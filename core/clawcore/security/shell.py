@@ -34,6 +34,8 @@ _RESERVED_END = {"fi", "done", "esac", "}", "then", "do", "else"}
 _OPERATORS = ("&&", "||", ";;", "|&", ";", "&", "|", "(", ")", "\n")
 _REDIR = re.compile(r"(\d*|&)(<<<|<<-|<<|<>|>>|>&|<&|>\||>|<)")
 _MAX_DEPTH = 8
+#: A run of characters that mean nothing special inside a word.
+_PLAIN = re.compile(r"[^ \t\r\n;&|()<>\\'\"$`!@*+?]+")
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,8 @@ class SimpleCommand:
     in_loop: bool = False
     #: Commands run by substitutions in this command's words (``$( )``, backticks, ``<( )``).
     substitutions: list[SimpleCommand] = field(default_factory=list, repr=False)
+    #: Scratch space for readers that derive values from the command (never compared).
+    memo: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -193,14 +197,14 @@ class _Reader:
         if c == "\n":
             self.i += 1
             return _Tok("op", "\n")
-        m = _REDIR.match(self.src, self.i)
-        if m and (m.group(1) == "" or m.group(1) == "&" or m.group(1).isdigit()):
-            # `&>` / `&>>` only with & prefix; a bare digit must touch the operator.
-            if m.group(1) == "&" and m.group(2) not in (">", ">>"):
-                m = None
+        m = _REDIR.match(self.src, self.i) if c in "<>&0123456789" else None
+        if m and m.group(1) == "&" and m.group(2) not in (">", ">>"):
+            m = None  # only `&>` / `&>>` take an & prefix
         if m and self._redir_ok(m):
             self.i = m.end()
             return _Tok("redir", m.group(2), fd=m.group(1))
+        if c not in "&|;()":
+            return self.read_word()
         for op in _OPERATORS:
             if self.src.startswith(op, self.i):
                 if op in ("<", ">"):
@@ -252,7 +256,12 @@ class _Reader:
                 fields[-1].append(text)
 
         while self.i < len(self.src):
-            c = self.peek()
+            plain = _PLAIN.match(self.src, self.i)
+            if plain:
+                add(plain.group(0))
+                self.i = plain.end()
+                continue
+            c = self.src[self.i]
             if c in " \t\r\n;&|" or (c in "()" and not self._paren_in_word()):
                 break
             if c in "<>" and self.peek(1) != "(":
