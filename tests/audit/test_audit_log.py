@@ -180,3 +180,29 @@ def test_runtime_events_reach_the_chain_redacted(runtime, clawcore_home: Path) -
     assert record.session == "s9" and record.data == {"note": "hello"}
     assert verify_log(path).ok
     assert (path.stat().st_mode & 0o777) == 0o600
+
+
+def test_tricky_payloads_are_written_canonically(tmp_path: Path) -> None:
+    import enum
+
+    from clawcore.security.audit import canonical_json
+
+    class Colour(str, enum.Enum):
+        RED = "red"
+
+    path = tmp_path / "audit.jsonl"
+    payloads = [
+        {"quote": 'say "hi"\n\ttab \\ back', "unicode": "数据库 – ünïcødé 🙂", "ctrl": "\x00\x1f"},
+        {2: "int key", 10: "sorted as text", "a": (1, 2.5, None, True)},
+        {"nan": float("nan"), "inf": float("-inf"), "big": 10**30, "small": 1e-300, "neg0": -0.0},
+        {"path": tmp_path, "enum": Colour.RED, "nested": {"z": [{"y": {}}], "a": []}},
+    ]
+    with AuditLog(path, checkpoint_every=2, use_hmac=True) as log:
+        for i, payload in enumerate(payloads):
+            log.append(f"kind.{i} ☃", payload, session='s "quoted" ✓')
+    for line in path.read_text(encoding="utf-8").splitlines():
+        assert canonical_json(json.loads(line)) == line
+    assert verify_log(path, require_mac=True).ok
+    records = list(read_records(path))
+    assert records[1].data == {"2": "int key", "10": "sorted as text", "a": [1, 2.5, None, True]}
+    assert records[2].data["nan"] == "nan" and records[3].data["enum"] == "red"

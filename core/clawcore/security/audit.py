@@ -30,6 +30,7 @@ import fcntl
 import hashlib
 import hmac as hmac_module
 import json
+import math
 import os
 import secrets
 import threading
@@ -84,9 +85,20 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _jsonable(value: Any) -> Any:
-    """``value`` as plain JSON types (unknown objects become their ``str``)."""
-    return json.loads(json.dumps(value, default=str, allow_nan=False))
+def _plain(value: Any) -> Any:
+    """``value`` as plain JSON types that survive a round trip unchanged.
+
+    Keys become strings, tuples lists, NaN/infinity and unknown objects their ``str``.
+    """
+    if value is None or isinstance(value, (str, int)):  # bool is an int
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, Mapping):
+        return {k if isinstance(k, str) else str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return str(value)
 
 
 def _record_hash(record: Mapping[str, Any]) -> str:
@@ -95,7 +107,7 @@ def _record_hash(record: Mapping[str, Any]) -> str:
 
 
 def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def checkpoints_path_for(log_path: Path) -> Path:
@@ -631,7 +643,7 @@ class AuditLog:
         if kind.startswith(RESERVED_PREFIX):
             raise AuditError(f"audit record kinds starting with {RESERVED_PREFIX!r} are written only by the "
                              f"audit log itself; choose another kind than {kind!r}")
-        payload = _jsonable(dict(data or {}))
+        payload = _plain(dict(data or {}))
         with self.locked() as fd:
             seq, head = self._tail(fd)
             self._append_locked(fd, kind, payload, session, ts if ts else time.time(), seq, head)
@@ -654,15 +666,20 @@ class AuditLog:
 
     def _append_locked(self, fd: int, kind: str, data: Any, session: str, ts: float,
                        seq: int, head: str) -> tuple[int, str]:
-        obj: dict[str, Any] = {"seq": seq + 1, "ts": _iso(ts), "kind": kind, "data": data, "prev": head}
-        if session:
-            obj["session"] = session
-        digest = _record_hash(obj)
-        obj["hash"] = digest
+        # The canonical line is assembled around one serialisation of the payload;
+        # keys in sorted order: data, hash, kind, mac, prev, seq, session, ts.
+        stamp = _iso(ts)
+        data_json = canonical_json(data)
+        kind_json = json.dumps(kind, ensure_ascii=False)
+        session_part = f',"session":{json.dumps(session, ensure_ascii=False)}' if session else ""
+        tail = f',"prev":"{head}","seq":{seq + 1}{session_part},"ts":"{stamp}"}}'
+        digest = hashlib.sha256(f'{{"data":{data_json},"kind":{kind_json}{tail}'.encode()).hexdigest()
+        mac = ""
         if self.use_hmac:
             key_id, key = self._current_hmac()
-            obj["mac"] = f"{key_id}:{hmac_module.new(key, digest.encode(), hashlib.sha256).hexdigest()}"
-        line = (canonical_json(obj) + "\n").encode()
+            mac = f"{key_id}:{hmac_module.new(key, digest.encode(), hashlib.sha256).hexdigest()}"
+        mac_part = f',"mac":"{mac}"' if mac else ""
+        line = f'{{"data":{data_json},"hash":"{digest}","kind":{kind_json}{mac_part}{tail}\n'.encode()
         written = os.write(fd, line)
         while written < len(line):  # a short write on a full disk: finish or fail loudly
             more = os.write(fd, line[written:])
@@ -673,7 +690,7 @@ class AuditLog:
             os.fsync(fd)
         size = self._known[0] + len(line) if self._known else os.fstat(fd).st_size
         self._known = (size, seq + 1, digest)
-        self._last_record = AuditRecord.from_json(obj)
+        self._last_record = AuditRecord(seq + 1, stamp, kind, data, head, digest, session, mac)
         return seq + 1, digest
 
     # -- checkpoints -----------------------------------------------------------
@@ -869,15 +886,24 @@ def verify_log(
                 obj = json.loads(raw)
                 record = AuditRecord.from_json(obj)
                 if not (isinstance(record.seq, int) and isinstance(record.hash, str)
-                        and isinstance(record.prev, str)):
-                    raise TypeError("seq, prev or hash has the wrong type")
+                        and isinstance(record.prev, str) and isinstance(record.mac, str)):
+                    raise TypeError("seq, prev, hash or mac has the wrong type")
             except (ValueError, KeyError, TypeError) as exc:
                 return report(Failure(FailureKind.MALFORMED, f"not an audit record ({exc})", line_no))
-            if _record_hash(obj) != record.hash:
+            canonical = canonical_json(obj).encode() + b"\n" == raw
+            if canonical:
+                # The hashed body is the line without its hash and mac members: no second serialisation.
+                body = raw[:-1].replace(b',"hash":"' + record.hash.encode() + b'"', b"", 1)
+                if record.mac:
+                    body = body.replace(b',"mac":"' + record.mac.encode() + b'"', b"", 1)
+                digest = hashlib.sha256(body).hexdigest()
+            else:
+                digest = _record_hash(obj)
+            if digest != record.hash:
                 return report(Failure(FailureKind.EDITED,
                                       "the content does not match its hash (the record was edited)",
                                       line_no, record.seq))
-            if canonical_json(obj).encode() + b"\n" != raw:
+            if not canonical:
                 return report(Failure(FailureKind.EDITED, "the line is not in canonical form (it was rewritten)",
                                       line_no, record.seq))
             if record.seq > expected:
