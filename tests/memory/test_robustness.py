@@ -240,7 +240,7 @@ def test_chunking_change_rebuilds(workspace: Path, open_mem) -> None:
     assert report.rebuilt and report.chunks > 3
 
 
-def test_without_sqlite_vec_search_uses_numpy_and_says_so_once(workspace: Path, tmp_path: Path) -> None:
+def test_without_sqlite_vec_search_uses_numpy_and_says_so_once(workspace: Path, tmp_path: Path, hash_pm) -> None:
     # A real environment where the sqlite-vec package cannot be imported.
     shadow = tmp_path / "shadow" / "sqlite_vec"
     shadow.mkdir(parents=True)
@@ -257,13 +257,10 @@ def test_without_sqlite_vec_search_uses_numpy_and_says_so_once(workspace: Path, 
     assert err.count("sqlite-vec is not available") == 1
     assert "pip install sqlite-vec" in err
     # The same index opened where sqlite-vec works gets its vector table filled in.
-    worker = _run_worker(workspace, index, 0.0, "kayak lake")
-    out, err = worker.communicate(timeout=60)
-    assert worker.returncode == 0, err
-    status = json.loads(out)["status"]
-    assert status["vectorStore"] in ("sqlite-vec", "numpy")
-    worker = _run_worker(workspace, index, 0.0, "sync")
-    worker.communicate(timeout=60)
+    with open_memory(workspace, {"memory": {"embeddings": {"provider": "hash"}}}, plugin_manager=hash_pm,
+                     index_path=index) as memory:
+        assert memory.search("kayak lake").mode == "hybrid"
+        assert memory.status()["vectorStore"] == "sqlite-vec"
     assert _consistent(index)[0] == 3
 
 

@@ -528,8 +528,11 @@ class Memory:
     def _needs_sync(self) -> bool:
         """Cheap check: did any memory file appear, vanish, or change mtime or size?"""
         store = self.store
-        if not self._matches(store.meta()):
+        meta = store.meta()
+        if not self._matches(meta):
             return True
+        if self.provider is not None and store.vec and meta.get("vecTable") != "complete":
+            return True  # vectors stored without sqlite-vec earlier: fill its table now
         rows = {r[0]: (r[1], r[2]) for r in store.conn.execute("SELECT path, mtime_ns, size FROM files")}
         files = self._discover()
         if len(files) != len(rows):

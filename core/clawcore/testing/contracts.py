@@ -136,3 +136,72 @@ class SandboxBackendContract:
     def test_close_is_idempotent(self, backend: SandboxBackend) -> None:
         backend.close()
         backend.close()
+
+
+class RetrieverContract:
+    """What every retriever (``register_retrievers``) promises memory search.
+
+    Subclasses provide a ``retriever`` fixture: an object with
+    ``search(query, max_results, min_score)`` over the Markdown memory that
+    the ``contract_workspace`` fixture writes (index it there however the
+    retriever needs)::
+
+        class TestMyRetriever(RetrieverContract):
+            @pytest.fixture
+            def retriever(self, contract_workspace, tmp_path):
+                return MyRetriever(contract_workspace, tmp_path / "index")
+    """
+
+    NOTES = {
+        "MEMORY.md": "# Preferences\n\nThe user prefers green tea over coffee.\nEditor: Helix.\n",
+        "memory/2024-05-01.md": "# 2024-05-01\n\n- Alice: The database migration runs on Friday.\n- Bob: Lunch was pizza.\n",
+        "memory/2024-05-02.md": "# 2024-05-02\n\n- Alice: The kayak trip to the lake is in June.\n- Bob: I bring the tent.\n",
+        "memory/2024-05-03.md": "# 2024-05-03\n\n我们决定使用数据库迁移\n",
+    }
+
+    @pytest.fixture
+    def contract_workspace(self, tmp_path: Path) -> Path:
+        workspace = tmp_path / "contract-workspace"
+        for relative, text in self.NOTES.items():
+            path = workspace / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        return workspace
+
+    @pytest.fixture
+    def retriever(self, contract_workspace: Path) -> Any:  # pragma: no cover - overridden
+        raise NotImplementedError("subclass the contract and define a `retriever` fixture")
+
+    def test_finds_a_keyword_and_cites_real_lines(self, retriever: Any, contract_workspace: Path) -> None:
+        response = retriever.search("kayak trip", 5, None)
+        assert response.mode in ("hybrid", "fts-only")
+        top = response.results[0]
+        assert top.path == "memory/2024-05-02.md"
+        lines = (contract_workspace / top.path).read_text(encoding="utf-8").splitlines()
+        assert 1 <= top.start_line <= top.end_line <= len(lines)
+        assert top.citation == f"{top.path}#L{top.start_line}-L{top.end_line}"
+        assert "kayak" in top.snippet and len(top.snippet) <= 700
+
+    def test_results_are_sorted_and_limited(self, retriever: Any) -> None:
+        results = retriever.search("the user and the team", 2, None).results
+        assert len(results) <= 2
+        scores = [r.score for r in results]
+        assert scores == sorted(scores, reverse=True)
+
+    def test_min_score_is_respected(self, retriever: Any) -> None:
+        everything = retriever.search("database migration", 10, None).results
+        assert everything
+        floor = everything[0].score
+        assert all(r.score >= floor for r in retriever.search("database migration", 10, floor).results)
+
+    def test_query_syntax_never_raises(self, retriever: Any) -> None:
+        for query in ['"', "kayak*", "NEAR(a b)", "a AND OR NOT", "(((", "col:kayak", "-", "^x", "\\"]:
+            response = retriever.search(query, 5, None)
+            assert isinstance(tuple(response.results), tuple)
+
+    def test_finds_cjk_text_without_spaces(self, retriever: Any) -> None:
+        results = retriever.search("数据库", 5, None).results
+        assert results and results[0].path == "memory/2024-05-03.md"
+
+
+__all__ += ["RetrieverContract"]
