@@ -44,7 +44,7 @@ CODING = {"tools": {"policy": {"profile": "coding"}}}
 def load(data: Path, prefix: str, quick: bool, seed: int = 7) -> dict[str, list[dict[str, Any]]]:
     by_corpus: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for path in sorted(data.glob(f"{prefix}-*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text(encoding="utf-8").split("\n"):
             if line.strip():
                 case = json.loads(line)
                 by_corpus[f"{path.stem} ({case.get('corpus', '')})"].append(case)

@@ -146,6 +146,10 @@ _SECURITY_SERVICES = re.compile(r"^(apparmor|auditd?|firewalld|ufw|selinux|iptab
                                 r"clamav.*|falco|osqueryd|crowdstrike|falcon-sensor|wazuh.*|ossec|"
                                 r"sysmon.*|aide|rsyslog|syslog(-ng)?|systemd-journald|journald|"
                                 r"auditbeat|filebeat|td-agent|fluent-bit|defender|mdatp|sshguard)(\.service)?$")
+_METADATA = re.compile(r"(^|//|@)(169\.254\.169\.254|\[?fd00:ec2::254\]?|100\.100\.100\.200|"
+                       r"metadata\.google\.internal|metadata\.azure\.com|169\.254\.170\.2)(?=[:/]|$)", re.IGNORECASE)
+_TUNNELS = {"ngrok", "chisel", "frpc", "bore", "lt", "localtunnel", "cloudflared", "gost", "iodine", "dnscat2",
+            "ptunnel", "sshuttle", "autossh"}
 _MINER = re.compile(r"xmrig|minerd|cpuminer|cgminer|bfgminer|ethminer|nbminer|t-rex|phoenixminer|"
                     r"stratum\+(tcp|ssl)://|(pool|mine)\.[\w.-]*:\d{4}|supportxmr|nanopool|moneroocean|"
                     r"nicehash|kdevtmpfsi|kinsing|--donate-level", re.IGNORECASE)
@@ -462,6 +466,16 @@ class _Judge:
                     self._credential_read(cmd, name, arg)
         if _MINER.search(" ".join(argv)):
             self.deny("crypto-miner", "runs or fetches a cryptocurrency miner")
+        if name in SENDERS and any(_METADATA.search(a) for a in args):
+            self.deny("cloud-credentials", f"{name} queries the cloud instance metadata service (credentials)")
+        if name in _TUNNELS or (name == "ssh" and any(re.fullmatch(r"-[a-zA-Z]*[RD]\w*", a) for a in args)):
+            self.confirm("tunnel", f"{name} opens a tunnel that exposes this machine or routes traffic out")
+        if name in ("awk", "gawk", "nawk", "mawk", "busybox") and args:
+            program = next((a for a in args if not a.startswith("-") and ("{" in a or "(" in a)), "")
+            for called in re.findall(r"system\s*\(\s*\"((?:[^\"\\]|\\.)*)\"", program):
+                self.found.extend(self.nested(called, f"{name} system()"))
+            if re.search(r"\|\s*getline|system\s*\(\s*[^\"\s)]", program):
+                self.confirm("dynamic-code", f"{name} runs commands built at run time")
         self._stdin_into_shell(cmd, name, args)
 
     # -- categories -------------------------------------------------------------
@@ -522,6 +536,9 @@ class _Judge:
             content = _written_content(cmd)
             if content:
                 self._payload(content, f"text written to {p}")
+            return
+        if p == "/proc/sysrq-trigger":
+            self.deny("shutdown", "writes to /proc/sysrq-trigger (instant reboot, crash or power-off)")
             return
         if re.match(r"^/proc/sys/kernel/(randomize_va_space|yama|kptr_restrict|dmesg_restrict|modules_disabled|"
                     r"core_pattern|sysrq)", p):
@@ -585,6 +602,8 @@ class _Judge:
             self.deny("reverse-shell", f"{lang} code opens a socket and attaches a shell or process to it")
         if _CODE_FETCH.search(code) and _CODE_EVAL.search(code):
             self.deny("remote-code", f"{lang} code downloads code and runs it")
+        if re.search(r"pty\.spawn|exec\w*\s*\(?\s*['\"]/bin/(ba|z|da)?sh|system\s*\(?\s*['\"]/bin/(ba|z|da)?sh", code):
+            self.confirm("spawns-shell", f"{lang} code starts an interactive shell")
         if _CODE_FORK.search(code):
             self.deny("fork-bomb", f"{lang} code forks without end")
         if _CODE_DESTROY.search(code) and _CODE_ROOTISH.search(code):
@@ -1260,6 +1279,13 @@ def _reads_secret(cmd: SimpleCommand) -> bool:
     if name in ("printenv",) and args:
         return any(re.search(r"KEY|TOKEN|SECRET|PASS", a, re.IGNORECASE) for a in args)
     if name in ("gpg", "gpg2") and any("export-secret" in a for a in args):
+        return True
+    if name == "dd" and any(a.startswith("if=") and _is_device(a[3:]) for a in args):
+        return True
+    if name in ("cat", "pv") and any(_is_device(a) for a in args):
+        return True
+    if name in ("tar", "zip", "7z", "rsync", "cpio") and any(
+            _norm(a) in ("~", "/", "/home", "/root", "/etc", "~/*") for a in args if not a.startswith("-")):
         return True
     files = [a for a in args if not a.startswith("-")] + [r.target for r in cmd.redirects if r.op == "<"]
     if name in READERS | {"tr", "strings", "dd", "find"} and any(_is_strong_credential(_strip_at(f)) for f in files):

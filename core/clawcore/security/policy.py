@@ -55,6 +55,7 @@ PROFILES: Mapping[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]
     "full": (("*",), (), ()),
 }
 
+_URL_IN_TEXT = re.compile(r"\bhttps?://[^\s'\"|;&)<>`\\]+", re.IGNORECASE)
 _PATH_TOOLS = {"read_file": "read", "write_file": "write", "edit_file": "write", "memory_get": "read"}
 
 POLICY_SCHEMA: dict[str, Any] = {
@@ -229,6 +230,7 @@ class ToolPolicy:
             if analysis.action is not Action.ALLOW:
                 out.append(Decision(analysis.action, analysis.reasons,
                                     tuple(f"command:{r}" for r in analysis.rules), SOURCE))
+            out.extend(self._command_urls(command))
         op = _PATH_TOOLS.get(call.name)
         if op is None and "fs" in self._groups_of(call.name) and "path" in args:
             op = "write" if any(k in args for k in ("content", "new")) else "read"
@@ -245,6 +247,25 @@ class ToolPolicy:
                 return out + [Decision.deny(f"{call.name} needs a url string", rules=("bad-arguments",),
                                             source=SOURCE)]
             out.append(self._network_policy().check_url(url, resolve=False))
+        return out
+
+    def _command_urls(self, command: str) -> list[Decision]:
+        """URLs written in a shell command pass the network policy's blocklists.
+
+        Only the rules about where data may go apply (exfiltration endpoints,
+        ``sandbox.network.block``, credentials in the URL, a configured
+        allowlist): a shell command reaching a local development server is
+        ordinary, so the private-network guard is left to ``web_fetch``.
+        """
+        out = []
+        for url in dict.fromkeys(_URL_IN_TEXT.findall(command)):
+            decision = self._network_policy().check_url(url, resolve=False)
+            if decision.action is Action.DENY and set(decision.rules) & {"url-exfiltration", "url-blocked",
+                                                                         "url-secret"}:
+                out.append(Decision.deny(*decision.reasons, rules=tuple(f"command:{r}" for r in decision.rules),
+                                         source=SOURCE))
+            elif decision.action is Action.DENY and "url-not-allowed" in decision.rules:
+                out.append(Decision.confirm(*decision.reasons, rules=("command:url-not-allowed",), source=SOURCE))
         return out
 
     def _groups_of(self, tool: str) -> set[str]:
