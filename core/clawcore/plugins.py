@@ -34,6 +34,8 @@ ENTRY_POINT_GROUP = hookspecs.PROJECT
 
 #: Builtin plugin name -> module. Registered in this order, before externals.
 BUILTIN_PLUGINS: Mapping[str, str] = {
+    # First registered = last called in transform chains: redaction sees every plugin's final text.
+    "redaction": "clawcore.security.redaction_plugin",
     "memory": "clawcore.memory.plugin",
     "policy": "clawcore.security.plugin",
     "audit": "clawcore.security.audit_plugin",

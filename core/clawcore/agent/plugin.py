@@ -51,4 +51,7 @@ def config_schema() -> Mapping[str, Mapping[str, Any]]:
 
 @hookimpl
 def register_tools(register: Callable[..., None]) -> None:
-    return None
+    from clawcore.agent.tools import builtin_tools
+
+    for tool in builtin_tools():
+        register(tool)

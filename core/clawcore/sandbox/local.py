@@ -1,0 +1,426 @@
+"""The ``local`` sandbox backend: ``bash -c`` as a subprocess behind whatever isolation the machine has.
+
+Always, on every machine:
+
+* the command runs in its own process group (and session); a timeout kills
+  the whole group with SIGKILL, so ``sleep 1000 &`` children die too;
+* the environment is rebuilt from a short list (``PATH``, locale, ``TERM``,
+  ``TZ``) plus ``sandbox.passEnv``; no key or token of the parent leaks in,
+  and ``HOME`` is the working directory;
+* stdout and stderr are read concurrently and capped at ``sandbox.maxOutput``
+  bytes each; a command that keeps writing past four times the cap is stopped.
+
+Where available, in this order (``sandbox.isolation: auto``):
+
+* **bubblewrap** (``bwrap``): read-only root, the working directory and the
+  allowed paths writable, a private ``/tmp``, fresh ``/dev`` and ``/proc``,
+  credential stores and the runtime's own files hidden, new PID/IPC/UTS
+  namespaces, all capabilities dropped, and no network namespace shared with
+  the host unless ``sandbox.network.shell: allow``;
+* **unshare** (util-linux): new user (where not root), network, PID, IPC and
+  UTS namespaces — no network and no view of other processes, but the host
+  filesystem as it is;
+* **none**: process-group and environment hygiene only; :meth:`LocalSandbox.info`
+  says so plainly, for the system prompt and ``clawcore sandbox info``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from clawcore.types import ExecResult, ProviderUnavailable
+
+__all__ = ["BASE_ENV_KEYS", "Isolation", "LocalSandbox", "detect_isolation"]
+
+#: Environment variables every command gets from the parent (nothing secret).
+BASE_ENV_KEYS: tuple[str, ...] = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LANGUAGE", "TERM", "TZ")
+
+#: Names never passed through, even when ``sandbox.passEnv`` matches them.
+_SECRET_ENV = ("*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*AUTH*", "*COOKIE*",
+               "*SESSION*", "*PRIVATE*")
+
+Isolation = str  # "bwrap" | "unshare" | "none"
+
+#: Home-relative credential stores hidden inside bubblewrap.
+_HIDDEN_HOME_DIRS = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure", ".config/gcloud", ".config/gh")
+_HIDDEN_HOME_FILES = (".netrc", ".npmrc", ".pypirc", ".git-credentials", ".vault-token", ".bash_history",
+                      ".zsh_history")
+_HIDDEN_SYSTEM_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers")
+_HIDDEN_SYSTEM_DIRS = ("/etc/sudoers.d", "/run/secrets", "/var/run/secrets", "/root")
+
+
+def _probe(argv: Sequence[str]) -> bool:
+    try:
+        done = subprocess.run(
+            [*argv, "true"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def _unshare_argv() -> list[str]:
+    argv = ["unshare", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--mount-proc"]
+    if os.geteuid() != 0:
+        argv.insert(1, "--user")
+        argv.insert(2, "--map-current-user")
+    return argv
+
+
+@functools.lru_cache(maxsize=8)
+def detect_isolation(preference: str = "auto") -> Isolation:
+    """The strongest isolation that works on this machine (probed once per process).
+
+    :param preference: ``auto``, or a specific ``bwrap``/``unshare``/``none``.
+    :raises ProviderUnavailable: a specific isolation was asked for and does not work here.
+    """
+    bwrap = shutil.which("bwrap")
+    unshare = shutil.which("unshare")
+    bwrap_ok = bool(bwrap) and _probe([bwrap or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                                       "--unshare-net", "--unshare-pid", "--die-with-parent"])
+    if preference == "bwrap" or (preference == "auto" and bwrap_ok):
+        if not bwrap_ok:
+            raise ProviderUnavailable(
+                "sandbox.isolation is 'bwrap' but bubblewrap is missing or cannot create namespaces here; "
+                "install it (apt-get install bubblewrap) or set sandbox.isolation: auto"
+            )
+        return "bwrap"
+    unshare_ok = bool(unshare) and _probe(_unshare_argv())
+    if preference == "unshare" or (preference == "auto" and unshare_ok):
+        if not unshare_ok:
+            raise ProviderUnavailable(
+                "sandbox.isolation is 'unshare' but unshare(1) cannot create namespaces here "
+                "(user namespaces disabled?); set sandbox.isolation: auto"
+            )
+        return "unshare"
+    return "none"
+
+
+@dataclass(frozen=True)
+class _Streams:
+    stdout: bytes
+    stderr: bytes
+    truncated: bool
+    flooded: bool
+
+
+class LocalSandbox:
+    """Runs commands on this machine; see the module docstring for the boundary.
+
+    :param timeout_s: default timeout when a caller passes none.
+    :param max_output: bytes kept per stream.
+    :param network: True lets commands use the host network (``sandbox.network.shell: allow``).
+    :param isolation: ``auto``, ``bwrap``, ``unshare`` or ``none``.
+    :param writable: extra writable paths inside bubblewrap (the allowed paths).
+    :param hidden: paths hidden inside bubblewrap (the runtime's own files).
+    :param pass_env: glob patterns of parent variables to pass through.
+    """
+
+    name = "local"
+
+    def __init__(
+        self,
+        *,
+        timeout_s: float = 30.0,
+        max_output: int = 256 * 1024,
+        network: bool = False,
+        isolation: str = "auto",
+        writable: Sequence[Path] = (),
+        hidden: Sequence[Path] = (),
+        pass_env: Sequence[str] = (),
+    ) -> None:
+        self.timeout_s = timeout_s
+        self.max_output = max_output
+        self.network = network
+        self.isolation = detect_isolation(isolation)
+        self.writable = tuple(Path(p) for p in writable)
+        self.hidden = tuple(Path(p) for p in hidden)
+        self.pass_env = tuple(pass_env)
+        self._live: set[subprocess.Popen[bytes]] = set()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_config(cls, config: Any) -> LocalSandbox:
+        """The backend for a :class:`clawcore.config.Config` (``sandbox`` section)."""
+        from clawcore.config import parse_duration, parse_size
+        from clawcore.security.paths import PROTECTED_HOME_ENTRIES
+
+        section = config.section("sandbox")
+        network = config.section("sandbox.network")
+        writable = [config.workspace]
+        for spec in section.get("allowedPaths", ()):
+            value = (str(spec).replace("{workspace}", str(config.workspace)).replace("{home}", str(config.home))
+                     .replace("{tmp}", tempfile.gettempdir()))
+            if value.startswith("~"):
+                value = os.path.expanduser(value)
+            if value.startswith("/") and not any(c in value for c in "*?["):
+                writable.append(Path(value))
+        hidden = [Path(config.home) / entry for entry in PROTECTED_HOME_ENTRIES]
+        return cls(
+            timeout_s=parse_duration(section.get("timeout", "30s")),
+            max_output=parse_size(section.get("maxOutput", "256k")),
+            network=network.get("shell", "deny") == "allow",
+            isolation=str(section.get("isolation", "auto")),
+            writable=writable,
+            hidden=hidden,
+            pass_env=tuple(section.get("passEnv", ())),
+        )
+
+    # -- description ---------------------------------------------------------
+
+    def info(self) -> str:
+        """One paragraph describing the boundary, for the system prompt."""
+        net = "has network access" if self.network else "has no network access"
+        if self.isolation == "bwrap":
+            boundary = (
+                "Shell commands run with bash inside bubblewrap: the filesystem is read-only except the "
+                "working directory and the allowed paths, /tmp is private, credential stores are hidden, "
+                "other processes are invisible, and the shell " + net + "."
+            )
+        elif self.isolation == "unshare":
+            boundary = (
+                "Shell commands run with bash in new Linux namespaces (unshare): other processes are invisible "
+                "and the shell " + ("has network access" if self.network else "has no network access (own empty "
+                                    "network namespace)") + "; the filesystem is the host's, limited only by "
+                "file permissions."
+            )
+        else:
+            boundary = (
+                "Shell commands run with bash as a plain subprocess WITHOUT OS-level isolation "
+                "(no bubblewrap or unshare on this machine): the filesystem and network are the host's"
+                + ("" if self.network else "; network isolation for the shell could NOT be applied") + "."
+            )
+        return (
+            f"{boundary} Each command gets a scrubbed environment (no API keys or tokens), runs in its own "
+            f"process group, is killed after its timeout (default {self.timeout_s:g}s), and its output is cut "
+            f"at {self.max_output} bytes per stream. [backend local, isolation {self.isolation}]"
+        )
+
+    # -- running ---------------------------------------------------------------
+
+    def environment(self, cwd: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The scrubbed environment a command gets."""
+        env = {k: os.environ[k] for k in BASE_ENV_KEYS if k in os.environ}
+        for key, value in os.environ.items():
+            if any(fnmatchcase(key, pattern) for pattern in self.pass_env) and not any(
+                fnmatchcase(key.upper(), pattern) for pattern in _SECRET_ENV
+            ):
+                env[key] = value
+        env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+        env.setdefault("LANG", "C.UTF-8")
+        env["HOME"] = str(cwd)
+        env["PWD"] = str(cwd)
+        env["CLAWCORE_SANDBOX"] = f"local:{self.isolation}"
+        if extra:
+            env.update({str(k): str(v) for k, v in extra.items()})
+        return env
+
+    def argv(self, command: str, cwd: Path) -> list[str]:
+        """The full argument vector that runs ``command`` (isolation wrapper included)."""
+        shell = ["bash", "--noprofile", "--norc", "-c", command]
+        if self.isolation == "bwrap":
+            return [*self._bwrap_prefix(cwd), *shell]
+        if self.isolation == "unshare":
+            argv = _unshare_argv()
+            if self.network:
+                argv.remove("--net")
+            return [*argv, *shell]
+        return shell
+
+    def _bwrap_prefix(self, cwd: Path) -> list[str]:
+        argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+                "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
+        if not self.network:
+            argv.append("--unshare-net")
+        if os.geteuid() == 0:
+            argv += ["--cap-drop", "ALL"]
+        user_home = Path.home()
+        for rel in _HIDDEN_HOME_DIRS:
+            target = user_home / rel
+            if target.is_dir():
+                argv += ["--tmpfs", str(target)]
+        for name in _HIDDEN_SYSTEM_DIRS:
+            if os.path.isdir(name) and not _contains(Path(name), cwd):
+                argv += ["--tmpfs", name]
+        binds: list[Path] = []
+        private_tmp = Path(os.path.realpath(tempfile.gettempdir()))
+        for path in (*self.writable, cwd):
+            real = Path(os.path.realpath(path))
+            if real == private_tmp and real != Path(os.path.realpath(cwd)):
+                continue  # the shell gets its own /tmp; the host's stays out of reach
+            if real.is_dir() and real not in binds:
+                binds.append(real)
+        for real in sorted(binds, key=lambda p: len(p.parts)):
+            argv += ["--bind", str(real), str(real)]
+        for hidden in self.hidden:
+            real = Path(os.path.realpath(hidden))
+            if real.is_dir():
+                argv += ["--tmpfs", str(real)]
+            elif real.exists():
+                argv += ["--ro-bind", "/dev/null", str(real)]
+        for rel in _HIDDEN_HOME_FILES:
+            target = user_home / rel
+            if target.is_file():
+                argv += ["--ro-bind", "/dev/null", str(target)]
+        for name in _HIDDEN_SYSTEM_FILES:
+            if os.path.isfile(name):
+                argv += ["--ro-bind", "/dev/null", name]
+        argv += ["--chdir", str(Path(os.path.realpath(cwd)))]
+        return argv
+
+    def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        timeout_s: float | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: str | None = None,
+    ) -> ExecResult:
+        """Run ``command`` with ``bash -c`` in ``cwd``; never raises for a failing command."""
+        timeout = self.timeout_s if timeout_s is None else float(timeout_s)
+        cwd = Path(cwd)
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                self.argv(command, cwd),
+                cwd=str(cwd),
+                env=self.environment(cwd, env),
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            return ExecResult(127, "", f"cannot start the command: {exc}", duration_s=0.0, backend=self.name)
+        with self._lock:
+            self._live.add(proc)
+        try:
+            if stdin is not None:
+                threading.Thread(target=_feed, args=(proc, stdin.encode("utf-8")), daemon=True).start()
+            streams, timed_out = self._collect(proc, started + timeout)
+            if timed_out or streams.flooded:
+                _kill_group(proc)
+            try:
+                code = proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                code = proc.wait()
+        finally:
+            with self._lock:
+                self._live.discard(proc)
+        stderr = streams.stderr.decode("utf-8", errors="replace")
+        if timed_out:
+            code = 124
+            stderr += f"\n[clawcore: killed after the {timeout:g}s timeout]"
+        elif streams.flooded:
+            stderr += f"\n[clawcore: stopped after writing more than {4 * self.max_output} bytes]"
+        if code < 0:
+            code = 128 - code
+        return ExecResult(
+            exit_code=code,
+            stdout=streams.stdout.decode("utf-8", errors="replace"),
+            stderr=stderr,
+            timed_out=timed_out,
+            truncated=streams.truncated,
+            duration_s=round(time.monotonic() - started, 4),
+            backend=self.name,
+        )
+
+    def _collect(self, proc: subprocess.Popen[bytes], deadline: float) -> tuple[_Streams, bool]:
+        assert proc.stdout is not None and proc.stderr is not None
+        out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+        buffers = {out_fd: bytearray(), err_fd: bytearray()}
+        seen = dict.fromkeys(buffers, 0)
+        selector = selectors.DefaultSelector()
+        for stream in (proc.stdout, proc.stderr):
+            os.set_blocking(stream.fileno(), False)
+            selector.register(stream.fileno(), selectors.EVENT_READ)
+        timed_out = flooded = truncated = False
+        try:
+            open_fds = set(buffers)
+            while open_fds:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                for key, _ in selector.select(timeout=min(remaining, 0.5)):
+                    fd = int(key.fd)
+                    try:
+                        chunk = os.read(fd, 65536)
+                    except BlockingIOError:
+                        continue
+                    if not chunk:
+                        selector.unregister(fd)
+                        open_fds.discard(fd)
+                        continue
+                    seen[fd] += len(chunk)
+                    room = self.max_output - len(buffers[fd])
+                    if room > 0:
+                        buffers[fd] += chunk[:room]
+                    if len(chunk) > max(room, 0):
+                        truncated = True
+                    if seen[fd] > 4 * self.max_output:
+                        flooded = True
+                if flooded:
+                    break
+        finally:
+            selector.close()
+            proc.stdout.close()
+            proc.stderr.close()
+        return _Streams(bytes(buffers[out_fd]), bytes(buffers[err_fd]), truncated, flooded), timed_out
+
+    def close(self) -> None:
+        """Kill anything still running; idempotent."""
+        with self._lock:
+            live = list(self._live)
+            self._live.clear()
+        for proc in live:
+            _kill_group(proc)
+
+
+def _contains(root: Path, path: Path) -> bool:
+    try:
+        Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
+    except ValueError:
+        return False
+    return True
+
+
+def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(data)
+    except (BrokenPipeError, OSError):
+        pass
+    finally:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.kill()
+    except (ProcessLookupError, OSError):
+        pass
