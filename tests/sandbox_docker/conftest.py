@@ -15,7 +15,11 @@ from typing import Any
 
 import pytest
 
+from clawcore.config import Config, load_config
+from clawcore.plugins import get_plugin_manager
 from clawcore.types import HookContext
+
+import clawcore_sandbox_docker
 
 #: The image scripts/podman-service imports; override with CLAWCORE_TEST_IMAGE.
 TEST_IMAGE = os.environ.get("CLAWCORE_TEST_IMAGE", "localhost/clawcore-busybox:latest")
@@ -69,6 +73,11 @@ class Events:
 
 
 @pytest.fixture
+def test_image() -> str:
+    return TEST_IMAGE
+
+
+@pytest.fixture
 def events() -> Events:
     return Events()
 
@@ -89,18 +98,21 @@ def make_context(tmp_path: Path, workspace: Path, events: Events) -> Callable[..
 
 
 @pytest.fixture
-def docker_config() -> Callable[..., dict[str, Any]]:
-    """``docker_config(**keys)``: a config mapping with the test image and those ``sandbox.docker`` keys."""
+def docker_config(tmp_path: Path) -> Callable[..., Config]:
+    """``docker_config(**keys)``: the validated config with the test image and those ``sandbox.docker`` keys."""
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(clawcore_sandbox_docker, name="sandbox_docker")
 
-    def make(**keys: Any) -> dict[str, Any]:
-        return {"sandbox": {"backend": "docker", "docker": {"image": TEST_IMAGE, **keys}}}
+    def make(**keys: Any) -> Config:
+        data = {"sandbox": {"backend": "docker", "docker": {"image": TEST_IMAGE, **keys}}}
+        return load_config(tmp_path, data=data, pm=pm)
 
     return make
 
 
 @pytest.fixture
 def make_docker(
-    make_context: Callable[..., HookContext], docker_config: Callable[..., dict[str, Any]]
+    make_context: Callable[..., HookContext], docker_config: Callable[..., Config]
 ) -> Iterator[Callable[..., Any]]:
     """``make_docker(**keys)``: a docker backend on the engine, closed after the test."""
     from clawcore_sandbox_docker import make_backend

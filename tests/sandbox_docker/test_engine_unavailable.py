@@ -12,12 +12,14 @@ from typing import Any
 import docker
 import pytest
 
+from clawcore.config import Config
 from clawcore.errors import PluginError
 from clawcore.hooks import Hooks
 from clawcore.plugins import get_plugin_manager
 from clawcore.runtime import Runtime
 from clawcore.types import HookContext
 
+import clawcore_sandbox_docker
 from clawcore_sandbox_docker import DockerSandbox, DockerSettings, SandboxEngineError, SandboxUnavailable, make_backend
 
 
@@ -92,7 +94,9 @@ def test_runtime_reports_the_unavailable_backend(monkeypatch: pytest.MonkeyPatch
     home = tmp_path / "home"
     (home / "workspace").mkdir(parents=True)
     config = {"sandbox": {"backend": "docker", "docker": {"engineTimeout": "2s"}}}
-    with Runtime(home, config=config, plugin_manager=get_plugin_manager()) as runtime:
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(clawcore_sandbox_docker, name="sandbox_docker")
+    with Runtime(home, config=config, plugin_manager=pm) as runtime:
         with pytest.raises(PluginError, match=r"sandbox backend 'docker' is unavailable: .*no-engine\.sock"):
             runtime.make_sandbox()
 
@@ -129,7 +133,7 @@ def test_engine_failing_mid_session_falls_back_when_configured(
     client = docker.DockerClient(base_url=hanging_engine, timeout=1, version="1.41")
     backend = DockerSandbox(
         client, DockerSettings(engine_timeout_s=1, fallback="local"), workspace=workspace, record=events,
-        local_factory=lambda: local_factory({}, context),
+        local_factory=lambda: local_factory(Config({}, workspace.parent), context),
     )
     try:
         result = backend.run("echo fell-back", cwd=workspace, timeout_s=10)

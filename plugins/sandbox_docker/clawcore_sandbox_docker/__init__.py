@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from clawcore import hookimpl
+from clawcore.config import Config
 from clawcore.types import HookContext, SandboxBackend
 
 from clawcore_sandbox_docker.backend import DockerSandbox, close_session_backends
@@ -49,6 +50,8 @@ def _local_backend(config: Any, context: HookContext, reason: str) -> SandboxBac
     from clawcore.hooks import Hooks
     from clawcore.plugins import get_plugin_manager
 
+    if not isinstance(config, Config):
+        config = Config(dict(config), context.home)
     backends = Hooks(get_plugin_manager(load_entrypoints=False)).sandbox_backends()
     if "local" not in backends:
         raise SandboxUnavailable(f"{reason}; and no 'local' sandbox backend is registered to fall back to")

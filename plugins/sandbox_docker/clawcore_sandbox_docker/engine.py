@@ -22,6 +22,10 @@ ENGINE_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+#: Only for the first ping, which every API version answers.
+_PROBE_API_VERSION = "1.24"
+
+
 class SandboxUnavailable(ProviderUnavailable):
     """The engine cannot be reached or lacks the image; the message says how to fix it."""
 
@@ -38,24 +42,33 @@ def engine_address() -> str:
 def connect(engine_timeout_s: float) -> Any:
     """A ``docker.DockerClient`` for ``DOCKER_HOST`` whose every call times out, after a ping.
 
+    The API version comes from the ping's ``Api-Version`` header: the SDK's own
+    negotiation asks ``/version``, which Podman answers slowly (over a second).
+
     :raises SandboxUnavailable: nothing answers there.
     """
     try:
-        client = docker.from_env(timeout=engine_timeout_s)
+        probe = docker.from_env(timeout=engine_timeout_s, version=_PROBE_API_VERSION)
     except ENGINE_ERRORS as exc:
         raise SandboxUnavailable(
             f"no container engine at {engine_address()}: {_short(exc)}; start Docker, or Podman's API "
             "service (podman system service), and point DOCKER_HOST at it"
         ) from exc
     try:
-        client.ping()
+        response = probe.api.get(probe.api.base_url + "/_ping", timeout=engine_timeout_s)
+        response.raise_for_status()
+        version = response.headers.get("Api-Version") or "auto"
     except ENGINE_ERRORS as exc:
-        client.close()
         raise SandboxUnavailable(
             f"the container engine at {engine_address()} does not answer: {_short(exc)}; start it "
             "(Docker, or `podman system service`) or fix DOCKER_HOST"
         ) from exc
-    return client
+    finally:
+        probe.close()
+    try:
+        return docker.from_env(timeout=engine_timeout_s, version=version)
+    except ENGINE_ERRORS as exc:
+        raise SandboxUnavailable(f"the container engine at {engine_address()} failed: {_short(exc)}") from exc
 
 
 def check_image(client: Any, image: str) -> None:

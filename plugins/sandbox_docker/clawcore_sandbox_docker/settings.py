@@ -107,7 +107,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "default": "20s",
             "description": "Longest wait for any one call to the engine.",
         },
-        "outputLimit": {
+        "maxOutput": {
             "type": ["string", "integer"],
             "format": "size",
             "default": "256k",
@@ -163,7 +163,7 @@ class DockerSettings:
             workspace_access=section.get("workspaceAccess", "none"),
             fallback=section.get("fallback", "fail-closed"),
             engine_timeout_s=parse_duration(section.get("engineTimeout", "20s")),
-            output_limit=parse_size(section.get("outputLimit", "256k")),
+            output_limit=parse_size(section.get("maxOutput", "256k")),
             enabled=bool(section.get("enabled", False)),
         )
 
