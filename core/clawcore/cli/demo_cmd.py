@@ -66,9 +66,11 @@ def command(state: CliState, query: str) -> None:
 
     response = runtime.memory.search(query)
     click.echo(f"\nmemory_search {query!r}  [mode: {response.mode}{', ' + response.reason if response.reason else ''}]")
+    words = {w.strip("?.,!").lower() for w in query.split()}
     for rank, result in enumerate(response.results, 1):
-        first_line = result.snippet.strip().splitlines()[0] if result.snippet.strip() else ""
-        click.echo(f"  {rank}. {result.citation}  score {result.score:.3f}  {first_line[:90]}")
+        lines = [line.strip() for line in result.snippet.splitlines() if line.strip()] or [""]
+        best = max(lines, key=lambda line: len(words & {w.strip("?.,!;:").lower() for w in line.split()}))
+        click.echo(f"  {rank}. {result.citation}  score {result.score:.3f}  {best[:90]}")
 
     click.echo("\ntool calls through the policy:")
     context = runtime.context("demo")
