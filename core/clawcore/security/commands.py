@@ -148,6 +148,10 @@ _SECURITY_SERVICES = re.compile(r"^(apparmor|auditd?|firewalld|ufw|selinux|iptab
                                 r"auditbeat|filebeat|td-agent|fluent-bit|defender|mdatp|sshguard)(\.service)?$")
 _METADATA = re.compile(r"(^|//|@)(169\.254\.169\.254|\[?fd00:ec2::254\]?|100\.100\.100\.200|"
                        r"metadata\.google\.internal|metadata\.azure\.com|169\.254\.170\.2)(?=[:/]|$)", re.IGNORECASE)
+_OFFENSIVE = {"nmap", "masscan", "zmap", "nikto", "sqlmap", "hydra", "medusa", "john", "hashcat", "gobuster",
+              "dirb", "dirbuster", "wfuzz", "ffuf", "responder", "crackmapexec", "netexec", "enum4linux",
+              "msfconsole", "msfvenom", "linpeas.sh", "linpeas", "pspy", "bloodhound", "impacket-secretsdump",
+              "secretsdump.py", "kerbrute", "evil-winrm", "nuclei"}
 _TUNNELS = {"ngrok", "chisel", "frpc", "bore", "lt", "localtunnel", "cloudflared", "gost", "iodine", "dnscat2",
             "ptunnel", "sshuttle", "autossh"}
 _MINER = re.compile(r"xmrig|minerd|cpuminer|cgminer|bfgminer|ethminer|nbminer|t-rex|phoenixminer|"
@@ -155,7 +159,7 @@ _MINER = re.compile(r"xmrig|minerd|cpuminer|cgminer|bfgminer|ethminer|nbminer|t-
                     r"nicehash|kdevtmpfsi|kinsing|--donate-level", re.IGNORECASE)
 _URL = re.compile(r"(https?|ftp|wss?)://", re.IGNORECASE)
 _REMOTE_SPEC = re.compile(r"^([\w.-]+@)?[\w.-]+:(?!//)")
-_SETUID_MODE = re.compile(r"^([ugoa]*[+=][rwxXt]*s|[2467][0-7]{3})$")
+_SETUID_MODE = re.compile(r"^([ua]*[+=][rwxXt]*s[rwxXt]*|[46][0-7]{3})$")
 _BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/]{12,}={0,2}")
 _HEX_TOKEN = re.compile(r"^(?:[0-9a-fA-F]{2}){6,}$")
 _WEBSHELL = re.compile(r"<\?(php|=)?.*\b(system|exec|passthru|shell_exec|popen|proc_open|eval|assert|include|"
@@ -235,7 +239,7 @@ def _is_root_target(path: str) -> bool:
     if p in ("", ".", "..", "*", ".*"):
         return False
     base = re.sub(r"(/\*|\*)$", "", p) or "/"
-    if p in ("/*", "/.*", "~/*", "~/.*", "*/*"):
+    if p in ("/*", "/.*", "~/*", "~/.*"):
         return True
     if base in _SYSTEM_ROOTS:
         return True
@@ -312,6 +316,7 @@ class _Judge:
         for cmd in script.commands:
             self.command(cmd, script)
         self._download_and_run(script)
+        self._decoded_substitutions(script)
         self._injection_shape(script)
         self._push_to_new_remote(script)
         return self.found
@@ -323,6 +328,10 @@ class _Judge:
                 self.deny("fork-bomb", f"function {name!r} starts copies of itself: a fork bomb")
         if script.endless_loop and any(c.background and c.in_loop for c in script.commands):
             self.deny("fork-bomb", "an endless loop starts background processes: it exhausts the machine")
+        if script.endless_loop and self.depth == 0 and not any(
+                c.name in ("sleep", "read", "break", "exit", "return", "wait", "inotifywait", "tail", "nc", "ncat",
+                           "select", "timeout", "watch") or c.name.startswith("read") for c in script.commands):
+            self.confirm("endless-loop", "loops forever without pausing")
         busy = [c for c in script.commands if c.background and c.name in ("yes", "cat", "dd", "sha1sum",
                                                                            "md5sum", "openssl", "stress")]
         if len(busy) >= 3:
@@ -368,6 +377,29 @@ class _Judge:
                 if p in fetched or (p.startswith(("/tmp/", "/dev/shm/", "/var/tmp/", "./.")) and "/" in p):
                     self.deny("download-and-run", f"downloads a program and runs it ({run})")
                     return
+
+    def _decoded_substitutions(self, script: shell.Script) -> None:
+        """``eval $(... | base64 -d)``, ``bash -c "$(...)"``, ``X=$(...); $X``: decoded text that runs."""
+        runners = [c for c in script.commands if (c.words and c.words[0].dynamic and not c.words[0].value.strip())
+                   or c.name in ("eval", "source", ".") or (c.name in SHELLS and "-c" in c.args)]
+        if not runners:
+            return
+        for cmd in script.commands:
+            for sub in cmd.substitutions:
+                if sub.stdout_to is not None:
+                    continue
+                chain = _upstream(sub)
+                if not any(_is_decoder(c) for c in chain):
+                    continue
+                payload = _static_payload(chain)
+                if payload is None:
+                    self.deny("decode-and-run", "runs text it decodes at run time")
+                    continue
+                self.confirm("decode-and-run", "runs text it decodes from an encoded payload")
+                for finding in self.nested(payload[0], "a decoded payload"):
+                    self.found.append(finding)
+                    if finding.action is Action.DENY:
+                        self.deny("decode-and-run", f"decodes and runs: {finding.reason}")
 
     def _push_to_new_remote(self, script: shell.Script) -> None:
         added = set()
@@ -433,6 +465,8 @@ class _Judge:
         self._any_words(cmd)
         if not cmd.words:
             return
+        if cmd.words[0].value and re.search(r"^[^\[].*[?*\[]|[?*]", cmd.words[0].value):
+            self.confirm("glob-command", f"spells the command name as a glob ({cmd.words[0].value})")
         if cmd.words[0].dynamic and not cmd.words[0].value.strip() and cmd.depth > 0 and cmd.substitutions:
             self.confirm("dynamic-command", "runs another command's output as a command")
         if not argv:
@@ -468,7 +502,9 @@ class _Judge:
             self.deny("crypto-miner", "runs or fetches a cryptocurrency miner")
         if name in SENDERS and any(_METADATA.search(a) for a in args):
             self.deny("cloud-credentials", f"{name} queries the cloud instance metadata service (credentials)")
-        if name in _TUNNELS or (name == "ssh" and any(re.fullmatch(r"-[a-zA-Z]*[RD]\w*", a) for a in args)):
+        if name in _OFFENSIVE:
+            self.confirm("offensive-tool", f"{name} is an attack or scanning tool")
+        if name in _TUNNELS or (name == "ssh" and any(re.fullmatch(r"-[a-zA-Z]*[RD]", a) for a in _leading_options(args))):
             self.confirm("tunnel", f"{name} opens a tunnel that exposes this machine or routes traffic out")
         if name in ("awk", "gawk", "nawk", "mawk", "busybox") and args:
             program = next((a for a in args if not a.startswith("-") and ("{" in a or "(" in a)), "")
@@ -506,7 +542,7 @@ class _Judge:
     def _any_words(self, cmd: SimpleCommand) -> None:
         for w in cmd.words:
             v = w.value if not w.dynamic else w.raw
-            if "/dev/tcp/" in v or "/dev/udp/" in v:
+            if "/dev/tcp/" in v or "/dev/udp/" in v or "/inet/tcp/" in v or "/inet/udp/" in v:
                 self.deny("reverse-shell", f"refers to a raw network socket ({v[:60]})")
             if _WEBSHELL.search(v):
                 self.deny("webshell", "writes server code that runs commands from web requests (a web shell)")
@@ -738,6 +774,15 @@ class _Judge:
                 self.deny("exfiltration", f"{name} copies credentials to a remote host")
         if cmd.stdin_from is not None and name not in ("ping",):
             self._stdin_exfil(cmd, name)
+            if name in SOCKET_TOOLS and any(
+                    (_effective(c)[:1] or [""])[0] in SHELLS and _option_value(_effective(c)[1:], ("-c",)) is None
+                    and not _script_arg(_effective(c)[1:]) for c in _upstream(cmd.stdin_from)):
+                self.deny("reverse-shell", f"pipes a shell's output to {name}")
+        remote = any(_REMOTE_SPEC.match(a) or re.match(r"^(s3|gs|az|https?)://", a) for a in args)
+        if name in ("scp", "rsync", "rclone", "gsutil", "aws", "azcopy", "sftp") and remote and any(
+                _is_root_target(a) for a in args if not a.startswith("-") and not _REMOTE_SPEC.match(a)
+                and "://" not in a):
+            self.confirm("exfiltration", f"{name} copies a whole home or system folder to a remote host")
         if name == "git":
             return
 
@@ -784,6 +829,8 @@ _IGNORES_STDIN = {"ls", "pwd", "id", "whoami", "uname", "ifconfig", "netstat", "
 def _is_discovery(cmd: SimpleCommand, argv: list[str]) -> bool:
     name, args = argv[0], argv[1:]
     plain = [a for a in args if not a.startswith("-")]
+    if cmd.name in ("xargs", "parallel"):
+        return False
     if cmd.stdin_from is not None and cmd.name in _IGNORES_STDIN:
         return True
     if cmd.words[0].value.startswith(("/bin/", "/usr/bin/", "/sbin/")) and name in PROBES | {"ls", "cat"}:
@@ -940,7 +987,7 @@ def _kill(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
         j.deny("kill-all", "kills init or every process")
     force = any(a in ("-9", "-KILL", "-SIGKILL") for a in args) or _option_value(args, ("-s",)) in (
         "9", "KILL", "SIGKILL")
-    if force or (cmd.name in ("killall", "pkill") and not harmless):
+    if force:
         j.confirm("kill", f"{cmd.name} force-kills processes")
 
 
@@ -1161,13 +1208,27 @@ def _effective(cmd: SimpleCommand) -> list[str]:
     return list(cached)  # type: ignore[call-overload]
 
 
+_GLOB_TARGETS = ("rm", "sh", "bash", "dash", "zsh", "nc", "ncat", "curl", "wget", "dd", "chmod", "chown", "mkfs",
+                 "shred", "python", "python3", "perl", "ruby", "php", "base64", "eval", "cat", "socat", "telnet")
+
+
 def _peel(cmd: SimpleCommand) -> list[str]:
     argv = [a.rsplit("/", 1)[-1] if i == 0 and "/" in a and not a.endswith("/") else a
             for i, a in enumerate(cmd.argv)]
+    if argv and re.search(r"^[^\[].*[?*\[]|[?*]", argv[0]):
+        # `/bin/r?m`: a command name spelled as a glob runs whatever it matches
+        import fnmatch
+
+        match = next((t for t in _GLOB_TARGETS if fnmatch.fnmatchcase(t, argv[0])), None)
+        if match:
+            argv[0] = match
     seen = 0
     while argv and argv[0] in WRAPPERS and seen < 6:
         seen += 1
         name, rest = argv[0], argv[1:]
+        if name in ("env", "time", "command", "builtin", "exec") and not [
+                a for a in rest if not a.startswith("-") and "=" not in a]:
+            return argv  # `env` alone prints the environment; nothing else runs
         if name == "xargs":
             rest = _skip_options(rest, with_value={"-I", "-i", "-n", "-P", "-L", "-d", "-s", "-E", "-a", "--max-args",
                                                    "--max-procs", "--delimiter", "--replace", "--arg-file"})
@@ -1209,6 +1270,19 @@ def _peel(cmd: SimpleCommand) -> list[str]:
 
 def _elevated(cmd: SimpleCommand) -> bool:
     return bool(cmd.words) and cmd.name in ("sudo", "doas", "su", "pkexec", "runuser")
+
+
+def _leading_options(args: list[str]) -> list[str]:
+    """The options before the first operand (``ssh -R 80:x:80 host cmd -R`` → ``-R 80:x:80``)."""
+    out = []
+    for a in args:
+        if not a.startswith("-"):
+            if out and re.fullmatch(r"-[a-zA-Z]*[RDLpilobcFEeJmOoQSwW]", out[-1]):
+                out.append(a)
+                continue
+            break
+        out.append(a)
+    return out
 
 
 def _skip_options(args: list[str], *, with_value: set[str]) -> list[str]:
@@ -1288,7 +1362,8 @@ def _reads_secret(cmd: SimpleCommand) -> bool:
             _norm(a) in ("~", "/", "/home", "/root", "/etc", "~/*") for a in args if not a.startswith("-")):
         return True
     files = [a for a in args if not a.startswith("-")] + [r.target for r in cmd.redirects if r.op == "<"]
-    if name in READERS | {"tr", "strings", "dd", "find"} and any(_is_strong_credential(_strip_at(f)) for f in files):
+    if name in READERS | {"tr", "strings", "dd", "find"} and any(
+            _is_credential(_strip_at(f)) or _norm(_strip_at(f)).endswith("_history") for f in files):
         return True
     return any(_reads_secret(s) for s in cmd.substitutions)
 
@@ -1301,7 +1376,7 @@ def _is_decoder(cmd: SimpleCommand) -> bool:
     joined = " ".join(args)
     return (name in ("base64", "base32", "basenc") and re.search(r"(^|\s)(-d|-D|--decode)", joined) is not None) or (
         name == "xxd" and "-r" in joined) or (name == "openssl" and re.search(r"enc|base64", joined) is not None and "-d" in args) or (
-        name in ("uudecode", "rev")) or (name == "tr" and len(args) >= 2) or (
+        name in ("uudecode", "rev")) or (name == "tr" and _is_letter_cipher(args)) or (
         name in ("printf", "echo") and "\\" in joined)
 
 
@@ -1373,6 +1448,17 @@ def _transform(name: str, args: list[str], text: str) -> str | None:
     if name == "openssl" and "base64" in joined and "-d" in args:
         return _decode_base64(text.strip())
     return None
+
+
+def _is_letter_cipher(args: list[str]) -> bool:
+    """``tr`` arguments that substitute letters for other letters (rot13 and friends), not a case change."""
+    plain = [a for a in args if not a.startswith("-")]
+    if len(plain) < 2:
+        return False
+    src, dst = _tr_set(plain[0]), _tr_set(plain[1])
+    if len(src) < 13 or len(src) != len(dst) or not src.isalpha() or not dst.isalpha():
+        return False
+    return any(a.lower() != b.lower() for a, b in zip(src, dst))
 
 
 def _tr_set(spec: str) -> str:

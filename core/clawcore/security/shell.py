@@ -612,6 +612,7 @@ class _Reader:
                 if first.raw in ("for", "select", "case", "function"):
                     tok = self.skip_header(first.raw)
                     continue
+            if not words:
                 m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=", tok.raw)
                 if m:
                     value = " ".join(w.text for w in tok.word).split("=", 1)[-1]
