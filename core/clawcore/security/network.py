@@ -32,7 +32,7 @@ import binascii
 import ipaddress
 import socket
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -163,7 +163,16 @@ def embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
     return None
 
 
+#: Ranges that are not for the public internet but that some Python versions count as global.
+_NOT_PUBLIC = tuple(ipaddress.ip_network(n) for n in (
+    "0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "192.0.2.0/24", "198.18.0.0/15", "198.51.100.0/24",
+    "203.0.113.0/24", "240.0.0.0/4", "255.255.255.255/32", "2001:db8::/32", "fc00::/7", "fe80::/10",
+))
+
+
 def _is_public(address: IPAddress) -> bool:
+    if any(address in net for net in _NOT_PUBLIC if net.version == address.version):
+        return False
     if not address.is_global or address.is_multicast or address.is_reserved or address.is_unspecified:
         return False
     inner = embedded_ipv4(address)
@@ -204,6 +213,8 @@ class NetworkPolicy:
     block: Sequence[str] = ()
     private_network: bool | Sequence[str] = False
     block_exfiltration: bool = True
+    #: ``resolver(host, port)`` -> addresses; default the system resolver (``getaddrinfo``).
+    resolver: Callable[[str, int], Sequence[str]] | None = field(default=None, compare=False)
     _private_nets: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = field(
         init=False, repr=False, compare=False
     )
@@ -283,11 +294,11 @@ class NetworkPolicy:
             raise _denied("url-scheme", f"URL {url!r}: scheme {scheme or '(none)'!r} is not allowed (http, https)")
         if "@" in parts.netloc:
             raise _denied("url-userinfo", f"URL {url!r} carries user information before '@'; refused")
+        self._check_secrets(text, parts.query, url)
         host = self._host(parts.hostname or "", url)
         if port is None:
             port = 443 if scheme == "https" else 80
         self._check_host(host, url)
-        self._check_secrets(text, parts.query, url)
         return ResolvedTarget(text, scheme, host, port, ())
 
     @staticmethod
@@ -365,12 +376,12 @@ class NetworkPolicy:
         if address is not None:
             return ResolvedTarget(target.url, target.scheme, target.host, target.port, (str(address),))
         try:
-            infos = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
-        except (socket.gaierror, UnicodeError, OSError) as exc:
+            answers = (self.resolver or _system_resolver)(target.host, target.port)
+            resolved_all = [ipaddress.ip_address(str(a).split("%", 1)[0]) for a in answers]
+        except (socket.gaierror, UnicodeError, OSError, ValueError) as exc:
             raise _denied("url-dns", f"cannot resolve {target.host!r}: {exc}") from exc
         addresses: list[str] = []
-        for info in infos:
-            resolved = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        for resolved in resolved_all:
             if not _is_public(resolved) and not self._private_allowed_ip(resolved) and not (
                 self._private_allowed_name(target.host)
             ):
@@ -383,6 +394,10 @@ class NetworkPolicy:
         if not addresses:
             raise _denied("url-dns", f"{target.host!r} resolves to no address")
         return ResolvedTarget(target.url, target.scheme, target.host, target.port, tuple(addresses))
+
+
+def _system_resolver(host: str, port: int) -> list[str]:
+    return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
 
 
 def _denied(rule: str, message: str) -> NetworkDenied:

@@ -119,6 +119,10 @@ PROTECTED_HOME_ENTRIES: tuple[str, ...] = ("clawcore.yaml", "audit", "sessions",
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _WINDOWS = re.compile(r"^(?:[A-Za-z]:[\\/]|[A-Za-z]:$|\\\\|//\?/|//\./)")
 _IIS_UNICODE = re.compile(r"%u([0-9a-fA-F]{4})")
+#: Characters that best-fit decoders (Windows, some servers) read as a slash or dot.
+_LOOKALIKES = str.maketrans({"\u2215": "/", "\u2044": "/", "\u29f8": "/", "\u2216": "/", "\u29f9": "/",
+                             "\uff0f": "/", "\uff3c": "/", "\ufe68": "/", "\u2024": ".", "\uff0e": ".",
+                             "\u3002": "."})
 _STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2}|[uU][0-9A-Fa-f]{4})")
 _GLOB = re.compile(r"[*?\[]")
 _MAX_LEN = 4096
@@ -167,6 +171,7 @@ def _transforms(value: str, environ: Mapping[str, str]) -> Iterable[str]:
             yield _IIS_UNICODE.sub(lambda m: chr(int(m.group(1), 16)), value)
     if not value.isascii():
         yield unicodedata.normalize("NFKC", value)
+        yield value.translate(_LOOKALIKES)
     if "\\" in value:
         yield value.replace("\\", "/")
         yield re.sub(r"\\(.)", r"\1", value)  # shell-style escapes: `.\./` is `../`
