@@ -60,7 +60,7 @@ def run(state: CliState, backend_name: str | None, timeout_s: float | None, word
                                   "exit_code": result.exit_code, "timed_out": result.timed_out,
                                   "seconds": result.duration_s}, session_id="cli-sandbox")
     if result.stdout:
-        click.echo(result.stdout, nl=not result.stdout.endswith("\n"))
+        click.echo(result.stdout, nl=False)  # exactly what the command wrote
     if result.stderr:
         click.echo(result.stderr, nl=not result.stderr.endswith("\n"), err=True)
     notes = []

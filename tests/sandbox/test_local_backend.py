@@ -1,0 +1,151 @@
+"""The local sandbox backend: the shared contract, on every isolation this machine offers, and its boundary."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from clawcore.config import load_config
+from clawcore.runtime import Runtime
+from clawcore.sandbox.local import LocalSandbox, detect_isolation
+from clawcore.testing.contracts import SandboxBackendContract
+from clawcore.types import ProviderUnavailable
+
+
+
+def _works(isolation: str) -> bool:
+    try:
+        return detect_isolation(isolation) == isolation
+    except ProviderUnavailable:
+        return False
+
+
+ISOLATIONS = [iso for iso in ("bwrap", "unshare", "none") if _works(iso)]
+
+
+@pytest.fixture(params=ISOLATIONS)
+def isolated(request: pytest.FixtureRequest) -> Iterator[LocalSandbox]:
+    backend = LocalSandbox(isolation=request.param, max_output=64 * 1024)
+    yield backend
+    backend.close()
+
+
+class TestLocalContract(SandboxBackendContract):
+    @pytest.fixture
+    def backend(self, isolated: LocalSandbox) -> LocalSandbox:
+        return isolated
+
+
+def test_registered_as_local_and_built_from_config(runtime: Runtime) -> None:
+    backend = runtime.sandbox
+    assert backend.name == "local"
+    assert "isolation" in backend.info()
+
+
+def test_auto_picks_the_strongest_available() -> None:
+    assert detect_isolation("auto") == ISOLATIONS[0]
+
+
+def test_info_names_the_isolation(isolated: LocalSandbox) -> None:
+    text = isolated.info()
+    assert f"isolation {isolated.isolation}" in text
+    if isolated.isolation == "none":
+        assert "WITHOUT OS-level isolation" in text
+
+
+def test_timeout_kills_background_children_too(isolated: LocalSandbox, tmp_path: Path) -> None:
+    marker = tmp_path / "survived"
+    result = isolated.run(f"(sleep 2; touch {marker}) & sleep 30", cwd=tmp_path, timeout_s=0.5)
+    assert result.timed_out and result.exit_code == 124
+    threading.Event().wait(2.5)
+    assert not marker.exists(), "a child of the timed-out command kept running"
+
+
+def test_runs_in_the_working_directory_with_home_there(isolated: LocalSandbox, tmp_path: Path) -> None:
+    result = isolated.run("pwd; echo $HOME; echo data > out.txt", cwd=tmp_path, timeout_s=10)
+    lines = result.stdout.split()
+    assert lines[0] == os.path.realpath(tmp_path) and lines[1] == str(tmp_path)
+    assert (tmp_path / "out.txt").read_text() == "data\n"
+
+
+def test_env_passthrough_never_passes_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_SETTING", "visible")
+    monkeypatch.setenv("MY_API_TOKEN", "tok-should-not-pass")
+    backend = LocalSandbox(isolation="none", pass_env=["MY_*"])
+    result = backend.run("env", cwd=tmp_path, timeout_s=10)
+    assert "MY_SETTING=visible" in result.stdout
+    assert "tok-should-not-pass" not in result.stdout
+    assert "CLAWCORE_SANDBOX=local:none" in result.stdout
+
+
+def _listening_socket() -> tuple[socket.socket, int]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    return sock, sock.getsockname()[1]
+
+
+@pytest.mark.skipif(not any(iso in ISOLATIONS for iso in ("bwrap", "unshare")), reason="no namespaces here")
+def test_shell_has_no_network_unless_allowed(tmp_path: Path) -> None:
+    isolation = "bwrap" if "bwrap" in ISOLATIONS else "unshare"
+    sock, port = _listening_socket()
+    probe = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
+    try:
+        closed = LocalSandbox(isolation=isolation, network=False).run(probe, cwd=tmp_path, timeout_s=10)
+        assert "connected" not in closed.stdout and closed.exit_code != 0
+        opened = LocalSandbox(isolation=isolation, network=True).run(probe, cwd=tmp_path, timeout_s=10)
+        assert "connected" in opened.stdout, opened
+    finally:
+        sock.close()
+
+
+@pytest.mark.skipif("bwrap" not in ISOLATIONS, reason="bubblewrap not available")
+def test_bubblewrap_boundary(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    workspace = home / "workspace"
+    workspace.mkdir(parents=True)
+    (home / "clawcore.yaml").write_text("gateway: {token: do-not-read}\n")
+    (home / "audit").mkdir()
+    (home / "audit" / "audit.jsonl").write_text("{}\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    backend = LocalSandbox(isolation="bwrap", writable=[workspace],
+                           hidden=[home / "clawcore.yaml", home / "audit"])
+    result = backend.run(
+        f"echo ok > inside.txt; touch {outside}/x 2>&1; cat {home}/clawcore.yaml; ls {home}/audit; "
+        "touch /usr/escape 2>&1; echo ps=$(ls /proc | grep -c '^[0-9]')",
+        cwd=workspace, timeout_s=10)
+    assert (workspace / "inside.txt").read_text() == "ok\n"
+    assert not (outside / "x").exists() and not Path("/usr/escape").exists()
+    assert "do-not-read" not in result.stdout
+    assert "audit.jsonl" not in result.stdout
+    assert "Read-only file system" in result.stdout
+    processes = int(result.stdout.rsplit("ps=", 1)[1].split()[0])
+    host = sum(1 for name in os.listdir("/proc") if name.isdigit())
+    assert processes <= 6 < host, "other processes must be invisible"
+
+
+def test_from_config_reads_limits(tmp_path: Path, plugin_manager) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "workspace").mkdir()
+    config = load_config(tmp_path, data={"sandbox": {"timeout": "2s", "maxOutput": "1k", "isolation": "none",
+                                                      "network": {"shell": "allow"}}}, pm=plugin_manager)
+    backend = LocalSandbox.from_config(config)
+    assert backend.timeout_s == 2 and backend.max_output == 1024 and backend.network
+    assert backend.isolation == "none"
+    result = backend.run("head -c 3000 /dev/zero | tr '\\0' y", cwd=tmp_path)
+    assert result.truncated and len(result.stdout) == 1024
+
+
+def test_bad_config_values_are_one_line_errors(tmp_path: Path, plugin_manager) -> None:  # type: ignore[no-untyped-def]
+    from clawcore.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, data={"sandbox": {"timeout": "soon", "maxOutput": "12x",
+                                                "network": {"shell": "maybe"}}}, pm=plugin_manager)
+    text = str(info.value)
+    assert "sandbox.timeout" in text and "sandbox.maxOutput" in text and "sandbox.network.shell" in text

@@ -1,0 +1,55 @@
+"""`clawcore sandbox run` and `clawcore sandbox info`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from clawcore.cli import main
+
+
+@pytest.fixture
+def coding_home(clawcore_home: Path) -> Path:
+    (clawcore_home / "clawcore.yaml").write_text("tools:\n  policy:\n    profile: coding\n")
+    return clawcore_home
+
+
+def test_run_prints_output_and_exit_code(coding_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sandbox", "run", "--", "echo hello; echo oops >&2; exit 3"]) == 3
+    out, err = capsys.readouterr()
+    assert out == "hello\n"
+    assert "oops" in err and "[exit code 3; backend local]" in err
+
+
+def test_run_joins_several_words_and_runs_in_the_workspace(coding_home: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sandbox", "run", "--", "printf", "%s|", "a b", "c"]) == 0
+    assert capsys.readouterr().out == "a b|c|"
+    assert main(["sandbox", "run", "--", "pwd"]) == 0
+    assert capsys.readouterr().out.strip().endswith("workspace")
+
+
+def test_denied_command_is_not_run(coding_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    marker = coding_home / "workspace" / "ran"
+    assert main(["sandbox", "run", "--", f"touch {marker}; rm -rf /"]) == 126
+    assert capsys.readouterr().err.startswith("denied:")
+    assert not marker.exists()
+    events = [json.loads(line) for line in (coding_home / "audit" / "audit.jsonl").read_text().splitlines()
+              if line.strip()] if (coding_home / "audit" / "audit.jsonl").exists() else []
+    if events:  # the audit sink is installed: the denial is recorded
+        assert any("rm -rf" in json.dumps(e) for e in events)
+
+
+def test_unknown_backend_is_one_line_error(coding_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sandbox", "run", "--backend", "nope", "--", "true"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "nope" in err and len(err.splitlines()) == 1
+
+
+def test_info_describes_the_boundary(coding_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sandbox", "info"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("backend: local") and "isolation" in out
+    assert "web_fetch: any public host; private network denied" in out
