@@ -19,9 +19,10 @@ setup: $(STAMP)
 demo: setup
 	$(BIN)/clawcore --home .demo-home demo
 
-## test: the whole test suite
+## test: the whole test suite; a private Podman engine runs for the docker sandbox
+## tests and is stopped afterwards (without one they skip, except under CI=true)
 test: setup
-	$(BIN)/python -m pytest -q
+	scripts/podman-service run -- $(BIN)/python -m pytest -q
 
 ## bench: the benchmarks in bench/ (tables, not tests)
 bench: setup
