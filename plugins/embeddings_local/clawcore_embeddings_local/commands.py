@@ -32,7 +32,7 @@ def models(state: Any) -> None:
     for spec in CATALOGUE.values():
         try:
             files = locate(LocalSettings(model=spec.name), state.home, allow_fetch=False)
-            status = f"ready ({files.source}: {files.onnx})"
+            status = f"ready ({files.source})"
         except ProviderUnavailable as exc:
             status = str(exc)
         source = "pip bundle" if spec.bundle else f"{spec.hub.repo}@{spec.hub.revision[:12]}" if spec.hub else "?"

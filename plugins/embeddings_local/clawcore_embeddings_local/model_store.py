@@ -111,7 +111,7 @@ def locate(
         return _cached(spec, folder, source="cache")
     if not allow_fetch:
         raise ProviderUnavailable(
-            f"model {spec.name!r} is not in {folder}; run `clawcore embeddings-local fetch {spec.name}`"
+            f"model {spec.name!r} is not fetched yet; run `clawcore embeddings-local fetch {spec.name}`"
         )
     fetch(spec, home)
     return _cached(spec, folder, source="hub")
