@@ -268,3 +268,20 @@ def test_a_second_session_finds_what_the_first_stored(clawcore_home: Path, plugi
     result = openai_server.requests_to("chat/completions")[1].body["messages"][-1]
     assert result["role"] == "tool" and "BLUEFALCON" in result["content"]
     assert "memory/2026-03-14.md" in result["content"]
+
+
+def test_the_flush_write_passes_the_policy_and_a_user_confirm_rule_still_asks(
+        clawcore_home: Path, plugin_manager: Any, openai_server: OpenAIServer) -> None:
+    asked: list[tuple[str, tuple[str, ...]]] = []
+    openai_server.on_chat(Brain())
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, agent=SMALL, context_window=4000,
+                           extra={"tools": {"policy": {"confirm": ["write_file"]}}},
+                           confirm=lambda call, decision: asked.append((call.name, decision.rules)) or False)
+    with runtime.session(clock=lambda: FIXED_NOW) as session:
+        session.send("hello")
+        session.send("w " * 9000)
+    runtime.close()
+    assert [name for name, _ in asked] == ["write_file"]
+    [flush_entry] = [e for e in SessionStore(clawcore_home).read(session.id).entries if e["type"] == "flush"]
+    assert flush_entry["writes"] == 0
+    assert not (clawcore_home / "workspace" / "memory" / "2026-03-14.md").exists()

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from clawcore.errors import ConfigError
-from clawcore.types import ChatModel, HookContext, Message, Tool, ToolCall, ToolResult
+from clawcore.types import ChatModel, Decision, HookContext, Message, Tool, ToolCall, ToolResult
 
 if TYPE_CHECKING:
     from clawcore.runtime import Runtime
@@ -45,6 +45,9 @@ __all__ = [
 ]
 
 NO_REPLY = "NO_REPLY"
+#: Confirm rules the flush's own pinned append may pass without asking: the
+#: profile's default for write_file (tools.policy), nothing a user or monitor added.
+PRE_APPROVED_RULES = frozenset({"profile-confirm"})
 DEFAULT_MAX_TRANSCRIPT_BYTES = 2 * 1024 * 1024
 
 
@@ -236,9 +239,30 @@ class MemoryFlush:
         text = content if content.endswith("\n") else content + "\n"
         if "write_file" not in self.runtime.tools:
             return ToolResult("error: no write_file tool is registered", is_error=True), False
-        result = self.runtime.call_tool("write_file", {"path": path, "content": text, "append": True},
-                                        context=self.context, call_id=call.id)
+        result = self._pinned_write(call.id or "flush-write", {"path": path, "content": text, "append": True})
         return result, not result.is_error
+
+    def _pinned_write(self, call_id: str, arguments: Mapping[str, Any]) -> ToolResult:
+        """The append through ``runtime.call_tool``, so policy, monitors and audit all see it.
+
+        The user enabled the flush, so a ``confirm`` whose only reason is the
+        profile's default for ``write_file`` is approved for this one pinned
+        call; a confirm for any other reason (a user list, an argument rule, a
+        monitor) goes to the runtime's own confirm handler, and a deny stays a deny.
+        """
+        runtime = self.runtime
+        original = runtime.confirm
+
+        def approve(call: ToolCall, decision: Decision) -> bool:
+            if call.id == call_id and decision.rules and set(decision.rules) <= PRE_APPROVED_RULES:
+                return True
+            return bool(original(call, decision)) if original is not None else False
+
+        runtime.confirm = approve
+        try:
+            return runtime.call_tool("write_file", arguments, context=self.context, call_id=call_id)
+        finally:
+            runtime.confirm = original
 
     def _restore(self, memory_md: Path, digest: tuple[str, bytes | None]) -> bool:
         original = digest[1]
