@@ -20,11 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
 from clawcore.security.audit import AuditLog, verify_log
 from clawcore.security.audit_plugin import DEFAULT_CHECKPOINT_EVERY
+from rich.console import Console
+from rich.table import Table
 
 PAYLOAD = {
     "tool": "bash",

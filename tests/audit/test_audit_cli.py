@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from clawcore.cli import main
 from clawcore.security.audit import AuditLog, read_records
 

@@ -10,7 +10,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from clawcore.security.audit import (
     AuditError,
     AuditLog,

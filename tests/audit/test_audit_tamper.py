@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from clawcore.security.audit import (
     GENESIS,
     AuditLog,

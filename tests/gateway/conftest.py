@@ -8,7 +8,6 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-
 from clawcore.gateway import GatewayServer, GatewaySettings
 
 TOKEN = "t0k3n-for-tests-9f2c41d7e8a6b5"

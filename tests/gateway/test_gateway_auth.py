@@ -8,9 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from websockets.exceptions import ConnectionClosed, InvalidStatus
-from websockets.sync.client import connect
-
 from clawcore import hookimpl
 from clawcore.gateway import (
     AuthenticationFailed,
@@ -23,6 +20,8 @@ from clawcore.gateway import (
 from clawcore.gateway.auth import client_mac
 from clawcore.security.audit import read_records
 from clawcore.security.audit_plugin import close_writers
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.sync.client import connect
 
 TOKEN = "t0k3n-for-tests-9f2c41d7e8a6b5"  # the same as in conftest.py
 

@@ -11,14 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from websockets.exceptions import ConnectionClosed
-from websockets.sync.client import connect
-
 from clawcore import Decision, ToolCall, hookimpl
 from clawcore.gateway import GatewayCallError, GatewayClient
 from clawcore.gateway.auth import client_mac
 from clawcore.security.audit import read_records
 from clawcore.security.audit_plugin import close_writers
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
 
 TOKEN = "t0k3n-for-tests-9f2c41d7e8a6b5"  # the same as in conftest.py
 
@@ -141,14 +140,14 @@ def test_cli_call_exit_status(start_gateway: Any, clawcore_home: Path) -> None:
     env = {**os.environ, "CLAWCORE_HOME": str(clawcore_home), "CLAWCORE_LOAD_PLUGINS": ""}
     env.pop("CLAWCORE_GATEWAY_TOKEN", None)
     ok = subprocess.run([*CLI, "gateway", "call", "ping", "--url", server.url, "--token", TOKEN],
-                        capture_output=True, text=True, env=env, timeout=60)
+                        check=False, capture_output=True, text=True, env=env, timeout=60)
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout) == {"pong": True}
     bad = subprocess.run([*CLI, "gateway", "call", "ping", "--url", server.url, "--token", "nope" * 5],
-                         capture_output=True, text=True, env=env, timeout=60)
+                         check=False, capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode == 4 and "authentication failed" in bad.stderr
     from_env = subprocess.run([*CLI, "gateway", "call", "audit.tail", "--params", '{"n": 2}', "--url", server.url],
-                              capture_output=True, text=True, env={**env, "CLAWCORE_GATEWAY_TOKEN": TOKEN},
+                              check=False, capture_output=True, text=True, env={**env, "CLAWCORE_GATEWAY_TOKEN": TOKEN},
                               timeout=60)
     assert from_env.returncode == 0, from_env.stderr
     assert len(json.loads(from_env.stdout)) == 2
@@ -159,6 +158,6 @@ def test_cli_run_refuses_a_public_bind_without_a_secret(clawcore_home: Path) -> 
     env.pop("CLAWCORE_GATEWAY_TOKEN", None)
     env.pop("CLAWCORE_GATEWAY_PASSWORD", None)
     proc = subprocess.run([*CLI, "gateway", "run", "--host", "0.0.0.0", "--port", "0"],
-                          capture_output=True, text=True, env=env, timeout=60)
+                          check=False, capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 2
     assert "refusing to bind '0.0.0.0'" in proc.stderr

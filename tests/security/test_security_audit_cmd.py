@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from clawcore.cli import main
 from clawcore.security.audit import AuditLog
 
@@ -110,7 +109,7 @@ def test_torn_audit_log_is_high_and_repairable(home: Path, capsys: pytest.Captur
         log.append("ops.note", {})
     with path.open("a") as handle:
         handle.write('{"seq":2,"ts"')
-    code, report = _audit(capsys, home)
+    _, report = _audit(capsys, home)
     [finding] = _by_check(report, "audit.chain")
     assert finding["severity"] == "high" and "--repair" in finding["fix"]
 

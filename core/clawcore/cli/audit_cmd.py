@@ -59,7 +59,7 @@ def _since(value: str) -> float:
     except ValueError:
         pass
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(value)
     except ValueError:
         raise click.BadParameter(f"{value!r} is neither a duration like 2h nor a date like 2026-11-30T12:00") from None
     if moment.tzinfo is None:

@@ -15,7 +15,7 @@ import itertools
 import json
 import secrets
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.sync.client import ClientConnection, connect
@@ -182,7 +182,7 @@ class GatewayClient:
             ws, self._ws = self._ws, None
             ws.close()
 
-    def __enter__(self) -> GatewayClient:
+    def __enter__(self) -> Self:
         return self.connect() if self._ws is None else self
 
     def __exit__(self, *exc: object) -> None:

@@ -48,7 +48,7 @@ from clawcore.gateway.settings import GatewaySettings
 if TYPE_CHECKING:
     from clawcore.runtime import Runtime
 
-__all__ = ["GatewayServer", "PROTOCOL_VERSION", "check_bind"]
+__all__ = ["PROTOCOL_VERSION", "GatewayServer", "check_bind"]
 
 PROTOCOL_VERSION = 1
 _log = logging.getLogger("clawcore.gateway")
@@ -160,7 +160,7 @@ class GatewayServer:
             asyncio.set_event_loop(loop)
             try:
                 loop.run_until_complete(self.start())
-            except BaseException as exc:  # reported to the caller below
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread below
                 failed.append(exc)
                 ready.set()
                 loop.close()
@@ -192,7 +192,7 @@ class GatewayServer:
 
         try:
             await self._in_runtime(write)
-        except Exception:  # auditing must not take the connection down; sinks report their own failures
+        except Exception:  # noqa: BLE001 - auditing must not take the connection down; sinks report their own failures
             _log.exception("audit of %s failed", kind)
 
     # -- HTTP upgrade ------------------------------------------------------------
@@ -328,7 +328,7 @@ class GatewayServer:
             await self._audit("gateway.call", {"client": client, "method": name, "ok": False, "code": exc.code},
                               session_id=context.session_id)
             return _error(exc.code, exc.message, request_id)
-        except Exception as exc:  # a bug in a handler must not take the connection down
+        except Exception as exc:  # noqa: BLE001 - a bug in a handler must not take the connection down
             _log.exception("gateway method %s failed", name)
             await self._audit("gateway.call", {"client": client, "method": name, "ok": False,
                                                "code": "internal_error", "error": f"{type(exc).__name__}: {exc}"},

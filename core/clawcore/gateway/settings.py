@@ -10,7 +10,7 @@ from typing import Any
 from clawcore.config import parse_duration, parse_size
 from clawcore.gateway.plugin import AUTH_SCHEMA, GATEWAY_SCHEMA
 
-__all__ = ["GatewaySettings", "TOKEN_ENV", "PASSWORD_ENV"]
+__all__ = ["PASSWORD_ENV", "TOKEN_ENV", "GatewaySettings"]
 
 TOKEN_ENV = "CLAWCORE_GATEWAY_TOKEN"
 PASSWORD_ENV = "CLAWCORE_GATEWAY_PASSWORD"

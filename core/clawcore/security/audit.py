@@ -39,7 +39,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -59,9 +59,9 @@ __all__ = [
     "canonical_json",
     "checkpoints_path_for",
     "export_bundle",
-    "public_key_id",
     "load_bundle",
     "load_public_key",
+    "public_key_id",
     "read_checkpoints",
     "read_records",
     "tail_records",
@@ -581,7 +581,7 @@ class AuditLog:
                     self._fd = None
                     self._known = None
 
-    def __enter__(self) -> AuditLog:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

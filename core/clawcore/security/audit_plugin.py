@@ -21,7 +21,7 @@ from clawcore.config import clawcore_home
 from clawcore.security.audit import AuditError, AuditLog
 from clawcore.types import AuditEvent, HookContext
 
-__all__ = ["AuditSettings", "DEFAULT_CHECKPOINT_EVERY", "writer_for"]
+__all__ = ["DEFAULT_CHECKPOINT_EVERY", "AuditSettings", "writer_for"]
 
 #: Records between two signed checkpoints (see docs/audit.md for the measurement).
 DEFAULT_CHECKPOINT_EVERY = 256
