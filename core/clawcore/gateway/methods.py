@@ -89,6 +89,22 @@ def _audit_tail(runtime: Runtime, params: Mapping[str, Any], context: HookContex
     return [r.to_json() for r in records[-count:]] if count else []
 
 
+def _chat_send(runtime: Runtime, params: Mapping[str, Any], context: HookContext) -> Any:
+    from clawcore.errors import ClawcoreError
+    from clawcore.sessions import InvalidSessionId
+
+    try:
+        with runtime.session(params.get("session"), channel="gateway") as session:
+            reply = session.send(params["message"])
+    except InvalidSessionId as exc:
+        raise GatewayCallError("bad_params", str(exc)) from None
+    except ClawcoreError as exc:  # no model configured, model unreachable
+        raise GatewayCallError("unavailable", str(exc)) from None
+    return {"session": session.id, "text": reply.text, "withheld": reply.withheld,
+            "toolCalls": [call.name for call in reply.tool_calls],
+            "inputTokens": reply.input_tokens, "outputTokens": reply.output_tokens}
+
+
 def _ping(runtime: Runtime, params: Mapping[str, Any], context: HookContext) -> Any:
     return {"pong": True}
 
@@ -102,6 +118,8 @@ METHODS: Mapping[str, Method] = {
         Method("memory.get", {"path": (str,), "from": (int,), "lines": (int,)}, ("path",),
                _tool("memory_get"), "Read lines of a memory file (the memory_get tool)."),
         Method("sessions.list", {"limit": (int,)}, (), _sessions_list, "List sessions, most recent first."),
+        Method("chat.send", {"message": (str,), "session": (str,)}, ("message",), _chat_send,
+               "One agent turn: a new session, or `session` to continue one (channel gateway)."),
         Method("audit.tail", {"n": (int,), "kind": (str,)}, (), _audit_tail,
                "The last audit records (n up to 1000; kind may end with *)."),
     )

@@ -1,0 +1,53 @@
+"""``chat.send`` over the gateway: one agent turn against the loopback model server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clawcore.gateway import GatewayCallError, GatewayClient, GatewayServer, GatewaySettings
+from clawcore.runtime import Runtime
+
+TOKEN = "t0k3n-for-tests-9f2c41d7e8a6b5"
+
+
+@pytest.fixture
+def chat_runtime(clawcore_home: Path, plugin_manager: Any, openai_server: Any) -> Iterator[Runtime]:
+    models = pytest.importorskip("clawcore_models_openai")
+    plugin_manager.register(models, name="models_openai")
+    config = {"models": {"openai": {"model": "scripted", "baseUrl": openai_server.base_url,
+                                    "apiKey": "sk-gateway-test", "retries": 0, "timeout": "10s"}},
+              "timezone": "UTC"}
+    runtime = Runtime(clawcore_home, config=config, plugin_manager=plugin_manager)
+    yield runtime
+    runtime.close()
+
+
+def test_chat_send_runs_a_turn_and_continues_the_session(chat_runtime: Runtime, openai_server: Any) -> None:
+    from clawcore.testing.openai_server import text_reply
+
+    openai_server.script(text_reply("We chose PostgreSQL."), text_reply("Because of billing."))
+    server = GatewayServer(chat_runtime, GatewaySettings(host="127.0.0.1", port=0, token=TOKEN))
+    with server.running(), GatewayClient(server.url, token=TOKEN) as client:
+        first = client.call("chat.send", {"message": "What did we decide?"})
+        assert first["text"] == "We chose PostgreSQL." and not first["withheld"]
+        second = client.call("chat.send", {"message": "Why?", "session": first["session"]})
+        assert second["session"] == first["session"] and second["text"] == "Because of billing."
+        [listed] = client.call("sessions.list")
+        assert listed["id"] == first["session"] and listed["channel"] == "gateway"
+        assert listed["messages"] == 4
+        with pytest.raises(GatewayCallError) as info:
+            client.call("chat.send", {"message": "hi", "session": "../../etc/passwd"})
+        assert info.value.code == "bad_params"
+
+
+def test_chat_send_without_a_model_is_unavailable(runtime: Runtime) -> None:
+    server = GatewayServer(runtime, GatewaySettings(host="127.0.0.1", port=0, token=TOKEN))
+    with server.running(), GatewayClient(server.url, token=TOKEN) as client:
+        with pytest.raises(GatewayCallError) as info:
+            client.call("chat.send", {"message": "hello"})
+        assert info.value.code == "unavailable"
+        assert client.call("ping") == {"pong": True}
