@@ -178,9 +178,14 @@ class Runtime:
         return self._sandbox
 
     def make_sandbox(self, name: str | None = None, *, session_id: str = "") -> SandboxBackend:
-        """Create a sandbox backend by name (default ``sandbox.backend``)."""
+        """Create a sandbox backend by name.
+
+        The default is ``sandbox.backend`` as written in the config; where it is
+        not written, a plugin section ``sandbox.<name>`` with ``enabled: true``
+        selects that backend (``sandbox.docker.enabled``), else ``local``.
+        """
         backends = self.hooks.sandbox_backends()
-        name = name or str(self.config.get("sandbox.backend", "local"))
+        name = name or self._default_sandbox_name()
         if name not in backends:
             raise PluginError(
                 f"sandbox backend {name!r} is not available (have: {', '.join(sorted(backends)) or 'none'}); "
@@ -190,6 +195,17 @@ class Runtime:
             return backends[name](self.config, self.context(session_id))
         except ProviderUnavailable as exc:
             raise PluginError(f"sandbox backend {name!r} is unavailable: {exc}") from exc
+
+    def _default_sandbox_name(self) -> str:
+        written = self.config.raw.get("sandbox") if self.config.raw else self.config.data.get("sandbox")
+        if isinstance(written, Mapping) and written.get("backend"):
+            return str(written["backend"])
+        sandbox = self.config.section("sandbox")
+        enabled = sorted(key for key, value in sandbox.items()
+                         if isinstance(value, Mapping) and value.get("enabled") is True)
+        if len(enabled) == 1:
+            return enabled[0]
+        return str(self.config.get("sandbox.backend", "local"))
 
     @cached_property
     def tools(self) -> dict[str, Tool]:

@@ -147,3 +147,25 @@ def test_engine_failing_mid_session_falls_back_when_configured(
 def test_missing_image_names_it(make_context: Callable[..., HookContext]) -> None:
     with pytest.raises(SandboxUnavailable, match=r"image 'localhost/clawcore-no-such-image:1' is not in the engine"):
         make_backend({"sandbox": {"docker": {"image": "localhost/clawcore-no-such-image:1"}}}, make_context())
+
+
+def _runtime(home: Path, config: dict[str, Any]) -> Runtime:
+    (home / "workspace").mkdir(parents=True, exist_ok=True)
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(clawcore_sandbox_docker, name="sandbox_docker")
+    return Runtime(home, config=config, plugin_manager=pm)
+
+
+def test_enabled_selects_the_docker_backend(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    with _runtime(tmp_path / "home", {"sandbox": {"docker": {"enabled": True}}}) as runtime:
+        with pytest.raises(PluginError, match=r"sandbox backend 'docker' is unavailable: .*no-engine\.sock"):
+            runtime.make_sandbox()
+
+
+def test_an_explicit_backend_wins_over_enabled(tmp_path: Path) -> None:
+    config = {"sandbox": {"backend": "local", "docker": {"enabled": True}}}
+    with _runtime(tmp_path / "home", config) as runtime:
+        assert runtime.sandbox.name == "local"
+    with _runtime(tmp_path / "home", {}) as runtime:
+        assert runtime.sandbox.name == "local"

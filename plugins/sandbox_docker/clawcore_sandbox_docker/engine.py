@@ -47,6 +47,12 @@ def connect(engine_timeout_s: float) -> Any:
 
     :raises SandboxUnavailable: nothing answers there.
     """
+    address = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if address.startswith("unix://") and not os.path.exists(address[len("unix://"):]):
+        raise SandboxUnavailable(
+            f"no container engine: the socket {address[len('unix://'):]} does not exist; start Docker, or "
+            "Podman's API service (podman system service), and point DOCKER_HOST at its socket"
+        )
     try:
         probe = docker.from_env(timeout=engine_timeout_s, version=_PROBE_API_VERSION)
     except ENGINE_ERRORS as exc:
