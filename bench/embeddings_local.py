@@ -27,16 +27,15 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
-
-from rich.console import Console
-from rich.table import Table
 
 from clawcore.memory import open_memory
 from clawcore.memory.chunking import ChunkingSettings, chunk_markdown
 from clawcore.plugins import PluginSettings, get_plugin_manager
-
 from clawcore_embeddings_local import LocalEmbeddingProvider
+from rich.console import Console
+from rich.table import Table
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "eval" / "locomo-dev"
 
@@ -70,7 +69,7 @@ def raw_table(provider: LocalEmbeddingProvider, sentences: Sequence[str], chunks
     table = Table("texts", "count", "mean windows", "mean chars", "per wall s", "per CPU s", title="raw provider.embed")
     for label, texts in (("sentences", sentences), ("chunks", chunks)):
         windows = statistics.mean(provider.windows(t) for t in texts)
-        wall, cpu = best_rate(len(texts), lambda texts=texts: provider.embed(texts), repeat)
+        wall, cpu = best_rate(len(texts), partial(provider.embed, texts), repeat)
         table.add_row(label, str(len(texts)), f"{windows:.2f}", f"{statistics.mean(map(len, texts)):.0f}",
                       f"{wall:.1f}", f"{cpu:.1f}")
     return table
@@ -128,15 +127,15 @@ def main() -> int:
         for threads in (1, 2):
             for batch in (8, 32, 128):
                 p = LocalEmbeddingProvider(provider.files, threads=threads, batch_size=batch)
-                s_wall, s_cpu = best_rate(len(few_sentences), lambda p=p: p.embed(few_sentences), repeat)
-                c_wall, c_cpu = best_rate(len(few_chunks), lambda p=p: p.embed(few_chunks), repeat)
+                s_wall, s_cpu = best_rate(len(few_sentences), partial(p.embed, few_sentences), repeat)
+                c_wall, c_cpu = best_rate(len(few_chunks), partial(p.embed, few_chunks), repeat)
                 table.add_row(str(threads), str(batch), f"{s_wall:.1f}", f"{s_cpu:.1f}", f"{c_wall:.1f}", f"{c_cpu:.1f}")
         console.print(table)
         console.print(f"load average {os.getloadavg()[0]:.1f} at the end")
         return 0
 
     console.print(raw_table(provider, sentences, chunks, repeat))
-    raw_wall, raw_cpu = best_rate(len(chunks), lambda: provider.embed(chunks), repeat)
+    raw_wall, raw_cpu = best_rate(len(chunks), partial(provider.embed, chunks), repeat)
     count, e2e_wall, e2e_cpu, open_s = end_to_end(workspace, args.threads, provider.batch_size, repeat)
     table = Table("what", "chunks", "per wall s", "per CPU s", title="indexing conv-26 end to end vs raw model")
     table.add_row("raw provider.embed on the same chunks", str(len(chunks)), f"{raw_wall:.2f}", f"{raw_cpu:.2f}")

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from clawcore.types import ProviderUnavailable
 from tokenizers import Tokenizer
 
 SENTENCES = (
@@ -105,7 +106,7 @@ def main() -> int:
         from clawcore_embeddings_local import LocalEmbeddingProvider
 
         provider = LocalEmbeddingProvider.from_settings({}, Path.home())
-    except Exception as exc:  # the reference does not need the provider
+    except (ImportError, ProviderUnavailable) as exc:  # the reference does not need the provider
         print(f"(provider unavailable, no comparison: {exc})", file=sys.stderr)
 
     reference: dict[str, list[float]] = {}

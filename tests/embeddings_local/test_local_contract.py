@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
 from clawcore.testing.contracts import EmbeddingProviderContract
-
 from clawcore_embeddings_local import LocalEmbeddingProvider
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from clawcore_embeddings_local import LocalEmbeddingProvider
 from clawcore_embeddings_local.provider import MAX_WINDOWS
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import clawcore_embeddings_local
 import pluggy
 import pytest
-
 from clawcore.memory import open_memory
-
-import clawcore_embeddings_local
 
 NOTES = (
     "# Decisions\n\n"

@@ -6,9 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from clawcore.types import ProviderUnavailable
-
 from clawcore_embeddings_local import CATALOGUE, LocalEmbeddingProvider
 from clawcore_embeddings_local.model_store import sha256_of
 

@@ -60,7 +60,7 @@ def offline_prefix() -> list[str]:
     if unshare is None:
         pytest.skip("unshare (util-linux) is not installed")
     for prefix in ([unshare, "-n"], [unshare, "-rn"]):
-        if subprocess.run([*prefix, "true"], capture_output=True, timeout=10).returncode == 0:
+        if subprocess.run([*prefix, "true"], check=False, capture_output=True, timeout=10).returncode == 0:
             return prefix
     pytest.skip("this system does not allow network namespaces (unshare -n / -rn failed)")
 
@@ -68,7 +68,7 @@ def offline_prefix() -> list[str]:
 def test_embedding_with_no_network_at_all(tmp_path: Path) -> None:
     done = subprocess.run(
         [*offline_prefix(), sys.executable, "-c", SCRIPT, str(tmp_path)],
-        capture_output=True, text=True, timeout=180,
+        check=False, capture_output=True, text=True, timeout=180,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])

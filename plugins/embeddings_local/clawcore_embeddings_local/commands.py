@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import click
-
 from clawcore.errors import ClawcoreError
 from clawcore.types import ProviderUnavailable
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from clawcore.types import ProviderUnavailable
 
 from clawcore_embeddings_local.model_store import ModelFiles, describe_error, locate
@@ -76,8 +75,8 @@ class LocalEmbeddingProvider:
         self._content = files.window - len(specials)
         if self._content < 1:
             raise ProviderUnavailable(f"window {files.window} leaves no room for text")
-        pad = next((self._tokenizer.token_to_id(t) for t in ("[PAD]", "<pad>") if self._tokenizer.token_to_id(t) is not None), 0)
-        self._pad_id = int(pad)
+        pads = (self._tokenizer.token_to_id(token) for token in ("[PAD]", "<pad>"))
+        self._pad_id = next((pad for pad in pads if pad is not None), 0)  # masked out either way
         self._inputs = {i.name for i in self._session.get_inputs()}
         if not {"input_ids", "attention_mask"} <= self._inputs:
             raise ProviderUnavailable(
