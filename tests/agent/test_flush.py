@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_loop_support import FIXED_NOW, make_runtime
-
 from clawcore import hookimpl
 from clawcore.agent.compaction import SUMMARY_SYSTEM
 from clawcore.memory.flush import flush_threshold, should_run_memory_flush
 from clawcore.sessions import SessionStore
 from clawcore.testing.openai_server import OpenAIServer, text_reply, tool_reply
+from test_loop_support import FIXED_NOW, make_runtime
 
 # -- should_run_memory_flush ---------------------------------------------------
 
@@ -214,7 +213,7 @@ def test_nothing_to_store_is_a_valid_flush(clawcore_home: Path, plugin_manager: 
 def test_daily_note_is_dated_in_the_configured_timezone(clawcore_home: Path, plugin_manager: Any,
                                                         openai_server: OpenAIServer) -> None:
     openai_server.on_chat(Brain())
-    late = dt.datetime(2026, 3, 14, 23, 30, tzinfo=dt.timezone.utc)  # already the 15th in Tokyo
+    late = dt.datetime(2026, 3, 14, 23, 30, tzinfo=dt.UTC)  # already the 15th in Tokyo
     runtime = make_runtime(clawcore_home, plugin_manager, openai_server, agent=SMALL, context_window=4000,
                            extra={"timezone": "Asia/Tokyo"})
     with runtime.session(clock=lambda: late) as session:

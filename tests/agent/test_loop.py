@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_loop_support import FIXED_NOW, loop_runtime, make_runtime  # noqa: F401 - fixture
-
 from clawcore import Decision, Message, PromptSection, Tool, ToolResult, Verdict, hookimpl
 from clawcore.agent.loop import ModelUnavailable
+from clawcore.runtime import Runtime
 from clawcore.sessions import SessionStore
 from clawcore.testing.openai_server import OpenAIServer, text_reply, tool_reply
+from test_loop_support import FIXED_NOW, make_runtime
+
+
+@pytest.fixture
+def loop_runtime(clawcore_home: Path, plugin_manager: Any, openai_server: OpenAIServer) -> Iterator[Runtime]:
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server)
+    yield runtime
+    runtime.close()
 
 
 class Monitor:
@@ -217,9 +224,8 @@ def test_tool_rounds_are_bounded(clawcore_home: Path, plugin_manager: Any, regis
 def test_model_failure_is_a_clear_error_and_keeps_the_message(loop_runtime: Any,
                                                               openai_server: OpenAIServer) -> None:
     openai_server.fail(500, endpoint="chat")
-    with loop_runtime.session() as session:
-        with pytest.raises(ModelUnavailable, match="HTTP 500"):
-            session.send("remember this question")
+    with loop_runtime.session() as session, pytest.raises(ModelUnavailable, match="HTTP 500"):
+        session.send("remember this question")
     entries = SessionStore(loop_runtime.home).read(session.id).entries
     assert [e.get("content") for e in entries if e["type"] == "message"] == ["remember this question"]
 

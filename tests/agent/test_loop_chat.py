@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from click.testing import CliRunner
-
 from clawcore.cli import _add_commands, cli
 from clawcore.cli.state import build_plugin_manager
 from clawcore.sessions import SessionStore
 from clawcore.testing.openai_server import OpenAIServer, text_reply
+from click.testing import CliRunner
 
 
 def chat(home: Path, text: str, *args: str) -> tuple[int, str, str]:
@@ -50,3 +49,18 @@ def test_model_errors_do_not_end_the_chat(clawcore_home: Path, openai_server: Op
     assert code == 0
     assert "error: chat model" in err or "HTTP 500" in err
     assert out.strip() == "back again"
+
+
+def test_confirmations_are_asked_inline(clawcore_home: Path, openai_server: OpenAIServer) -> None:
+    from clawcore.testing.openai_server import tool_reply
+
+    write_config(clawcore_home, openai_server)
+    note = clawcore_home / "workspace" / "todo.md"
+    # The default profile asks before write_file: answer yes once, then no.
+    openai_server.script(tool_reply("write_file", {"path": "todo.md", "content": "- buy milk\n"}), text_reply("Saved."),
+                         tool_reply("write_file", {"path": "todo.md", "content": "- sell milk\n"}), text_reply("Not saved."))
+    code, out, err = chat(clawcore_home, "save it\ny\nsave again\n\n")
+    assert code == 0, err
+    assert err.count("? write_file") == 2 and "allow? [y/N]" in err
+    assert out.splitlines() == ["Saved.", "Not saved."]
+    assert note.read_text() == "- buy milk\n"

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pluggy
-import pytest
-
 import clawcore_models_openai
+import pluggy
 from clawcore.runtime import Runtime
 from clawcore.testing.openai_server import OpenAIServer
 
 __all__ = ["FIXED_NOW", "make_runtime"]
 
-FIXED_NOW = dt.datetime(2026, 3, 14, 9, 30, tzinfo=dt.timezone.utc)
+FIXED_NOW = dt.datetime(2026, 3, 14, 9, 30, tzinfo=dt.UTC)
 
 
 def make_runtime(
@@ -41,11 +39,3 @@ def make_runtime(
         **dict(extra or {}),
     }
     return Runtime(home, config=config, plugin_manager=pm, confirm=confirm)
-
-
-@pytest.fixture
-def loop_runtime(clawcore_home: Path, plugin_manager: pluggy.PluginManager,
-                 openai_server: OpenAIServer) -> Iterator[Runtime]:
-    runtime = make_runtime(clawcore_home, plugin_manager, openai_server)
-    yield runtime
-    runtime.close()

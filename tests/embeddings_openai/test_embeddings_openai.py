@@ -7,10 +7,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import clawcore_embeddings_openai
 import importlib_metadata
 import pytest
-
-import clawcore_embeddings_openai
 from clawcore import ProviderUnavailable
 from clawcore.config import load_config
 from clawcore.hooks import Hooks

@@ -7,7 +7,6 @@ import math
 
 import openai
 import pytest
-
 from clawcore.testing.openai_server import OpenAIServer, deterministic_vector, text_reply, tool_reply
 
 
@@ -77,7 +76,7 @@ def test_deterministic_vectors() -> None:
     a, b, c = (deterministic_vector(t, 64) for t in ("the database migration", "migrate the database", "bananas"))
     assert a == deterministic_vector("the database migration", 64)
     assert math.isclose(sum(x * x for x in a), 1.0)
-    dot = lambda u, v: sum(x * y for x, y in zip(u, v))  # noqa: E731
+    dot = lambda u, v: sum(x * y for x, y in zip(u, v))
     assert dot(a, b) > dot(a, c)
 
 

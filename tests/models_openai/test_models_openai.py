@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import logging
 
+import clawcore_models_openai
 import importlib_metadata
 import pytest
-
-import clawcore_models_openai
 from clawcore import Message, ProviderUnavailable, Tool, ToolCall, ToolResult
 from clawcore.config import load_config
 from clawcore.errors import ConfigError
@@ -104,9 +103,8 @@ def test_retries_honour_retry_after(openai_server: OpenAIServer) -> None:
 
 def test_failures_are_provider_unavailable_without_the_key(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
-    with OpenAIServer(api_key="sk-other") as server:
-        with pytest.raises(ProviderUnavailable) as caught:
-            model_for(server).complete([Message("user", "x")])
+    with OpenAIServer(api_key="sk-other") as server, pytest.raises(ProviderUnavailable) as caught:
+        model_for(server).complete([Message("user", "x")])
     message = str(caught.value)
     assert "HTTP 401" in message and "apiKey" in message and "\n" not in message
     assert SECRET not in message

@@ -6,9 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
-
 from clawcore import Message, ToolCall
-from clawcore.sessions import InvalidSessionId, SessionHistory, SessionNotFound, SessionStore, message_to_entry
+from clawcore.sessions import (
+    InvalidSessionId,
+    SessionHistory,
+    SessionNotFound,
+    SessionStore,
+    message_to_entry,
+)
 
 
 def test_torn_last_line_is_skipped_and_the_next_append_starts_fresh(tmp_path: Path) -> None:

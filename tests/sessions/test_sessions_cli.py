@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
 from clawcore.cli import _add_commands, cli, main
 from clawcore.cli.state import build_plugin_manager
 from clawcore.sessions import SessionStore, message_to_entry
 from clawcore.types import Message, ToolCall
+from click.testing import CliRunner
 
 
 def run(home: Path, *args: str) -> tuple[int, str, str]:
@@ -68,4 +67,4 @@ def test_errors_are_one_line(clawcore_home: Path, capsys: pytest.CaptureFixture[
     assert err[0].startswith("error: no session 'missing'") and "clawcore sessions list" in err[0]
     assert err[1].startswith("error: invalid session id")
     code, out, _ = run(clawcore_home, "sessions", "list")
-    assert "no sessions" in out
+    assert code == 0 and "no sessions" in out

@@ -21,8 +21,8 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Self
 
 import jsonschema
 
@@ -34,7 +34,16 @@ from clawcore.memory.flush import MemoryFlush, resolve_timezone, should_run_memo
 from clawcore.sessions.history import SessionHistory
 from clawcore.sessions.store import SessionStore
 from clawcore.sessions.transcript import Transcript, message_to_entry
-from clawcore.types import Action, ChatModel, HookContext, Message, PromptSection, ProviderUnavailable, Tool, ToolCall
+from clawcore.types import (
+    Action,
+    ChatModel,
+    HookContext,
+    Message,
+    PromptSection,
+    ProviderUnavailable,
+    Tool,
+    ToolCall,
+)
 
 if TYPE_CHECKING:
     from clawcore.runtime import Runtime
@@ -330,7 +339,7 @@ class Session:
         if outcome.writes:
             try:
                 self.runtime.memory.sync()
-            except Exception as exc:  # the note is on disk; the next sync indexes it
+            except Exception as exc:  # noqa: BLE001 - the note is on disk; the next sync indexes it
                 self.runtime.audit("memory.sync_failed", {"error": f"{type(exc).__name__}: {exc}"},
                                    session_id=self.id)
 
@@ -368,7 +377,7 @@ class Session:
             self._closed = True
             self.runtime.hooks.notify("session_end", self.context, context=self.context)
 
-    def __enter__(self) -> Session:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -86,9 +86,7 @@ def should_run_memory_flush(
     if total_tokens < flush_threshold(context_window_tokens, reserve_tokens_floor, soft_threshold_tokens):
         return False
     # `is not None`: a flush in cycle 0 is recorded as 0, which is falsy but real.
-    if memory_flush_compaction_count is not None and memory_flush_compaction_count == compaction_count:
-        return False
-    return True
+    return memory_flush_compaction_count is None or memory_flush_compaction_count != compaction_count
 
 
 def resolve_timezone(name: str | None) -> dt.tzinfo:
@@ -98,7 +96,7 @@ def resolve_timezone(name: str | None) -> dt.tzinfo:
     """
     if not name:
         local = dt.datetime.now().astimezone().tzinfo
-        return local if local is not None else dt.timezone.utc
+        return local if local is not None else dt.UTC
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
@@ -210,7 +208,7 @@ class MemoryFlush:
                     message = Message("tool", result.content, tool_call_id=call.id, metadata={"phase": "flush"})
                     self.write(message, {})
                     conversation.append(message)
-        except Exception as exc:  # a failed flush must not stop the compaction that protects the session
+        except Exception as exc:  # noqa: BLE001 - a failed flush must not stop the compaction that protects the session
             error = f"{type(exc).__name__}: {exc}"
         restored = False
         if _digest(memory_md) != before:
@@ -280,8 +278,7 @@ class MemoryFlush:
 
 def _normalise(path: str) -> str:
     text = path.replace("\\", "/")
-    if text.startswith("./"):
-        text = text[2:]
+    text = text.removeprefix("./")
     if text.startswith("/"):
         return text
     return str(PurePosixPath(text))

@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 __all__ = [
     "Fault",
@@ -191,14 +191,10 @@ class OpenAIServer:
 
     # -- lifecycle ---------------------------------------------------------
 
-    def start(self) -> OpenAIServer:
+    def start(self) -> Self:
         """Listen on an ephemeral port of 127.0.0.1 in a daemon thread."""
-        server = self
-
-        class Handler(_Handler):
-            owner = server
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        handler = type("Handler", (_Handler,), {"owner": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="openai-server", daemon=True
@@ -216,7 +212,7 @@ class OpenAIServer:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> OpenAIServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -227,8 +223,7 @@ class OpenAIServer:
         """The ``baseUrl`` to configure, e.g. ``http://127.0.0.1:41234/v1``."""
         if self._httpd is None:
             raise RuntimeError("the server is not started")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     # -- scripting -----------------------------------------------------------
 
@@ -342,17 +337,17 @@ class _Handler(BaseHTTPRequestHandler):
     owner: OpenAIServer
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet in tests
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
             names = sorted(self.owner.models or {"scripted-model"})
             self._send(200, {"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
         else:
             self._send(404, _error_body(f"no route GET {self.path}", "not_found"))
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -402,16 +397,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _chat(self, body: Mapping[str, Any], extra: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
         try:
             item = self.owner._next_chat(body)
-        except Exception as exc:  # a broken test handler shows up as a 500 and in .errors
+        except Exception as exc:  # noqa: BLE001 - a broken test handler shows up as a 500 and in .errors
             self.owner._error(f"chat handler failed: {type(exc).__name__}: {exc}")
             return 500, _error_body(f"scripted handler failed: {exc}"), extra
         if item is None:
             self.owner._error("chat script exhausted")
             return 500, _error_body("the scripted server has no reply left for this request"), extra
-        reply = text_reply(item) if isinstance(item, str) else dict(item)
+        reply: dict[str, Any] = text_reply(item) if isinstance(item, str) else dict(item)
         prompt_tokens = sum(count_tokens(_message_text(m)) for m in body.get("messages") or [])
         content = reply.get("content") or ""
-        calls = [
+        calls: list[dict[str, Any]] = [
             {"id": call.get("id") or f"call_{self.owner._next_id()}", "type": "function",
              "function": {"name": call["name"], "arguments": call["arguments"]}}
             for call in reply.get("tool_calls") or []

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from clawcore import hookimpl
+
 from clawcore_embeddings_openai.provider import OpenAIEmbeddingProvider, create_provider
 from clawcore_embeddings_openai.settings import SCHEMA, OpenAIEmbeddingSettings
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import openai
-
 from clawcore import ProviderUnavailable
+
 from clawcore_embeddings_openai.batching import batches, truncate
 from clawcore_embeddings_openai.settings import KNOWN_DIMS, OpenAIEmbeddingSettings
 

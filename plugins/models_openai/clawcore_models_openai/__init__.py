@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from clawcore import hookimpl
+
 from clawcore_models_openai.chat import DEFAULTS, OpenAIChatModel
 
 __all__ = ["OpenAIChatModel", "config_schema", "register_models"]

@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import openai
-
 from clawcore import Message, ModelReply, ProviderUnavailable, Tool, ToolCall
 from clawcore.config import parse_duration
 
