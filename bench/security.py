@@ -94,8 +94,8 @@ def tool_table(console: Console, scanner: Scanner, data: Path, quick: bool) -> N
     for prefix in ("exec", "path", "url"):
         for name, cases in load(data, prefix, quick).items():
             results, seconds = run(scanner, cases)
-            attack = [r for r, c in zip(results, cases) if c["label"] == "attack"]
-            benign = [(r, c) for r, c in zip(results, cases) if c["label"] == "benign"]
+            attack = [r for r, c in zip(results, cases, strict=True) if c["label"] == "attack"]
+            benign = [(r, c) for r, c in zip(results, cases, strict=True) if c["label"] == "benign"]
             plain = [r for r, c in benign if not c.get("sensitive")]
             sensitive = [r for r, c in benign if c.get("sensitive")]
             table.add_row(
@@ -117,8 +117,8 @@ def secret_table(console: Console, scanner: Scanner, data: Path, quick: bool) ->
         table.add_column(col, justify="right" if col != "corpus" else "left")
     for name, cases in load(data, "secret", quick).items():
         results, seconds = run(scanner, cases)
-        attack = [r for r, c in zip(results, cases) if c["label"] == "attack"]
-        benign = [r for r, c in zip(results, cases) if c["label"] == "benign"]
+        attack = [r for r, c in zip(results, cases, strict=True) if c["label"] == "attack"]
+        benign = [r for r, c in zip(results, cases, strict=True) if c["label"] == "benign"]
         table.add_row(name, pct(sum(r.flagged for r in attack), len(attack)),
                       pct(sum(r.flagged for r in benign), len(benign)), latency(seconds))
     console.print(table)
@@ -148,8 +148,8 @@ def ladder(console: Console, home: Path, base: Mapping[str, Any], data: Path, qu
                 table.add_row(name, label, why, "", "")
                 continue
             results, seconds = run(Scanner(rt), cases)
-            attack = [r for r, c in zip(results, cases) if c["label"] == "attack"]
-            benign = [r for r, c in zip(results, cases) if c["label"] == "benign"]
+            attack = [r for r, c in zip(results, cases, strict=True) if c["label"] == "attack"]
+            benign = [r for r, c in zip(results, cases, strict=True) if c["label"] == "benign"]
             table.add_row(name, label, pct(sum(r.flagged for r in attack), len(attack)),
                           pct(sum(r.flagged for r in benign), len(benign)), latency(seconds))
     for _, rt, _ in rungs:

@@ -94,10 +94,9 @@ def test_bad_config_is_a_one_line_error(make_runtime: Any) -> None:
         make_runtime({"tools": {"policy": {"profile": "yolo"}}})
     with pytest.raises(ConfigError, match="unknown key"):
         make_runtime({"tools": {"policy": {"alow": ["bash"]}}})
-    # a rule that cannot compile fails closed, saying why
-    broken = decide(make_runtime, {"rules": [{"tool": "bash", "argument": "command", "match": "(", "action": "allow"}]},
-                    "bash", command="ls")
-    assert broken.action is Action.DENY and "regular expression" in " ".join(broken.reasons)
+    with pytest.raises(ConfigError, match=r"rules\[0\]\.match"):
+        make_runtime({"tools": {"policy": {"rules": [
+            {"tool": "bash", "argument": "command", "match": "(", "action": "allow"}]}}})
 
 
 def test_confirmation_handler_and_audit_through_the_runtime(clawcore_home: Path, plugin_manager: Any) -> None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import codecs
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -110,7 +109,7 @@ NAME_TAKERS = {"which", "man", "type", "command", "help", "info", "whatis", "apr
                "export", "declare", "local", "readonly", "set", "unset", "history", "fc", "trap", "parallel",
                "exec", "ltrace", "ldd", "stat", "nice", "su", "sed", "awk", "tmux", "screen",
                "git", "docker", "kubectl", "ssh", "bash", "sh", "zsh", "eval", "source", ".", "jobs",
-               "sudo", "doas", "exec", "nohup", "pushd", "cd"}
+               "doas", "pushd", "cd"}
 
 _DEVICE = re.compile(r"^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|"
                      r"mapper/|loop\d|sr\d|fd\d|mem$|kmem$|port$)")
@@ -529,8 +528,7 @@ class _Judge:
         for r in cmd.redirects:
             target = r.target.replace(shell.DYNAMIC, "")
             if re.match(r"/dev/(tcp|udp)/", target):
-                if r.op in (">&", "<>", "<&", ">", "<", "&>") or True:
-                    self.deny("reverse-shell", f"connects the shell's input/output to a network socket ({target})")
+                self.deny("reverse-shell", f"connects the shell's input/output to a network socket ({target})")
                 continue
             if r.op in (">", ">>", "&>", ">|", "<>", "&>>", ">&") and not target.isdigit() and target != "-":
                 self._write_target(cmd, target, append=r.op in (">>", "&>>"), via="redirect")
@@ -623,12 +621,6 @@ class _Judge:
             if re.match(r"^-[A-Za-z]*[ce]$", arg) and i + 1 < len(args) and not arg.startswith("--"):
                 code = args[i + 1]
                 break
-            if arg.startswith("-M") or arg.startswith("-r") and name.startswith("ruby"):
-                continue
-        if code is None and name.startswith("perl"):
-            joined = " ".join(args)
-            if "-e" in joined:
-                code = joined
         if code is not None:
             self._code(code, name)
 
@@ -783,8 +775,6 @@ class _Judge:
                 _is_root_target(a) for a in args if not a.startswith("-") and not _REMOTE_SPEC.match(a)
                 and "://" not in a):
             self.confirm("exfiltration", f"{name} copies a whole home or system folder to a remote host")
-        if name == "git":
-            return
 
     def _stdin_exfil(self, cmd: SimpleCommand, name: str) -> None:
         for up in _upstream(cmd.stdin_from) if cmd.stdin_from else []:
@@ -1458,7 +1448,7 @@ def _is_letter_cipher(args: list[str]) -> bool:
     src, dst = _tr_set(plain[0]), _tr_set(plain[1])
     if len(src) < 13 or len(src) != len(dst) or not src.isalpha() or not dst.isalpha():
         return False
-    return any(a.lower() != b.lower() for a, b in zip(src, dst))
+    return any(a.lower() != b.lower() for a, b in zip(src, dst, strict=True))
 
 
 def _tr_set(spec: str) -> str:
@@ -1530,7 +1520,3 @@ def _quote(arg: str) -> str:
         return arg
     return "'" + arg.replace("'", "'\\''") + "'"
 
-
-def rot13(text: str) -> str:
-    """ROT13, for tests and readers of obfuscated payloads."""
-    return codecs.encode(text, "rot13")

@@ -82,7 +82,8 @@ POLICY_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "tool": {"type": "string", "description": "Tool-name glob or group:NAME."},
                     "argument": {"type": "string", "description": "Argument name (command, path, url ...)."},
-                    "match": {"type": "string", "description": "Regular expression searched in the argument."},
+                    "match": {"type": "string", "format": "regex",
+                              "description": "Regular expression searched in the argument."},
                     "glob": {"type": "string", "description": "Glob the whole argument must match."},
                     "negate": {"type": "boolean", "default": False,
                                "description": "Apply the rule when the argument does NOT match."},

@@ -19,7 +19,7 @@ it sets :attr:`Script.errors`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 __all__ = ["Redirect", "Script", "SimpleCommand", "Word", "parse", "printf_output"]
@@ -125,15 +125,12 @@ class Script:
     errors: list[str] = field(default_factory=list)
     #: Names of functions the line defines, with their bodies' commands.
     functions: dict[str, list[SimpleCommand]] = field(default_factory=dict)
-    #: ``(name, joined_by)`` for each top-level pipeline, in order.
+    #: How many pipelines the line itself has (not counting substitutions).
     pipelines: int = 0
     #: A loop without an exit condition (``while true``, ``while :``, ``for ((;;))``).
     endless_loop: bool = False
     #: Notable spellings found while reading (``ifs``, ``escaped-newline``, ``ansi-c``).
     tricks: set[str] = field(default_factory=set)
-
-    def walk(self) -> Iterator[SimpleCommand]:
-        yield from self.commands
 
 
 # --------------------------------------------------------------------------
@@ -262,7 +259,7 @@ class _Reader:
                 self.i = plain.end()
                 continue
             c = self.src[self.i]
-            if c in " \t\r\n;&|" or (c in "()" and not self._paren_in_word()):
+            if c in " \t\r\n;&|()":
                 break
             if c in "<>" and self.peek(1) != "(":
                 break
@@ -330,10 +327,6 @@ class _Reader:
             else:
                 words.append(Word(text, raw, quoted))
         return _Tok("word", raw, words or [Word("", raw, quoted)])
-
-    def _paren_in_word(self) -> bool:
-        # `a=(x y)` array assignments and `$(`/`<(` are handled by the callers.
-        return False
 
     def read_double_quoted(self) -> str:
         parts: list[str] = []
