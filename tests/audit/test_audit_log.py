@@ -205,3 +205,27 @@ def test_tricky_payloads_are_written_canonically(tmp_path: Path) -> None:
     records = list(read_records(path))
     assert records[1].data == {"2": "int key", "10": "sorted as text", "a": [1, 2.5, None, True]}
     assert records[2].data["nan"] == "nan" and records[3].data["enum"] == "red"
+
+
+def test_config_loads_and_policy_changes_are_recorded(clawcore_home: Path, plugin_manager) -> None:  # type: ignore[no-untyped-def]
+    from clawcore.runtime import Runtime
+    from clawcore.security.audit_plugin import close_writers
+
+    secret = "sk-live-abcdefghijklmnopqrstuvwxyz0123456789"
+    first = {"auth": {"token": secret}, "tools": {"policy": {"allow": ["read_file"]}}}
+    with Runtime(clawcore_home, config=first, plugin_manager=plugin_manager) as runtime:
+        runtime.audit("ops.a", {})
+        runtime.audit("ops.b", {})
+    with Runtime(clawcore_home, config=first, plugin_manager=plugin_manager) as runtime:
+        runtime.audit("ops.c", {})
+    changed = {**first, "tools": {"policy": {"allow": ["read_file", "bash"]}}}
+    with Runtime(clawcore_home, config=changed, plugin_manager=plugin_manager) as runtime:
+        runtime.audit("ops.d", {})
+    close_writers()
+    path = clawcore_home / "audit" / "audit.jsonl"
+    kinds = [r.kind for r in read_records(path)]
+    assert kinds == ["config.loaded", "ops.a", "ops.b", "config.loaded", "ops.c",
+                     "config.loaded", "policy.changed", "ops.d"]
+    [change] = [r for r in read_records(path) if r.kind == "policy.changed"]
+    assert change.data["sections"] == ["tools"]
+    assert secret not in path.read_text()

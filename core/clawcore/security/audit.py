@@ -61,6 +61,7 @@ __all__ = [
     "export_bundle",
     "load_bundle",
     "load_public_key",
+    "plain_json",
     "public_key_id",
     "read_checkpoints",
     "read_records",
@@ -85,7 +86,7 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _plain(value: Any) -> Any:
+def plain_json(value: Any) -> Any:
     """``value`` as plain JSON types that survive a round trip unchanged.
 
     Keys become strings, tuples lists, NaN/infinity and unknown objects their ``str``.
@@ -95,9 +96,9 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, Mapping):
-        return {k if isinstance(k, str) else str(k): _plain(v) for k, v in value.items()}
+        return {k if isinstance(k, str) else str(k): plain_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_json(v) for v in value]
     return str(value)
 
 
@@ -643,7 +644,7 @@ class AuditLog:
         if kind.startswith(RESERVED_PREFIX):
             raise AuditError(f"audit record kinds starting with {RESERVED_PREFIX!r} are written only by the "
                              f"audit log itself; choose another kind than {kind!r}")
-        payload = _plain(dict(data or {}))
+        payload = plain_json(dict(data or {}))
         with self.locked() as fd:
             seq, head = self._tail(fd)
             self._append_locked(fd, kind, payload, session, ts if ts else time.time(), seq, head)

@@ -8,6 +8,7 @@ secrets already redacted and is chained into ``$CLAWCORE_HOME/audit/audit.jsonl`
 from __future__ import annotations
 
 import atexit
+import hashlib
 import sys
 import threading
 from collections import OrderedDict
@@ -18,7 +19,7 @@ from typing import Any
 
 from clawcore import hookimpl
 from clawcore.config import clawcore_home
-from clawcore.security.audit import AuditError, AuditLog
+from clawcore.security.audit import AuditError, AuditLog, canonical_json, plain_json, tail_records
 from clawcore.types import AuditEvent, HookContext
 
 __all__ = ["DEFAULT_CHECKPOINT_EVERY", "AuditSettings", "writer_for"]
@@ -133,13 +134,50 @@ def config_schema() -> Mapping[str, Mapping[str, Any]]:
     return {"audit": AUDIT_SCHEMA}
 
 
+#: Sections whose change is a policy change.
+POLICY_SECTIONS = ("tools", "sandbox", "plugins", "gateway", "auth", "audit", "prism")
+# Per writer: the config mapping whose fingerprint was last recorded (kept, so its id is not reused).
+_RECORDED_CONFIG: dict[AuditSettings, Mapping[str, Any]] = {}
+
+
+def config_fingerprint(config: Mapping[str, Any]) -> dict[str, str]:
+    """SHA-256 (16 hex digits) of each top-level section, computed over the redacted config.
+
+    Secrets are masked before hashing, so a fingerprint is no oracle for guessing a token.
+    """
+    from clawcore.security.secrets import redact_data
+
+    redacted = redact_data(dict(config))
+    return {str(name): hashlib.sha256(canonical_json(plain_json(section)).encode()).hexdigest()[:16]
+            for name, section in sorted(redacted.items(), key=lambda item: str(item[0]))}
+
+
+def _record_config(log: AuditLog, settings: AuditSettings, config: Mapping[str, Any]) -> None:
+    """Once per config in this process: a ``config.loaded`` record, and ``policy.changed`` when
+    a policy section differs from the last ``config.loaded`` in the log's recent records."""
+    if _RECORDED_CONFIG.get(settings) is config:
+        return
+    _RECORDED_CONFIG[settings] = config
+    sections = config_fingerprint(config)
+    previous = next((r for r in reversed(tail_records(settings.path, 2000)) if r.kind == "config.loaded"), None)
+    log.append("config.loaded", {"sections": sections})
+    if previous is not None and isinstance(previous.data.get("sections"), Mapping):
+        before = previous.data["sections"]
+        changed = sorted(name for name in POLICY_SECTIONS if before.get(name) != sections.get(name))
+        if changed:
+            log.append("policy.changed", {"sections": changed, "previousSeq": previous.seq})
+
+
 @hookimpl
 def record_audit_event(event: AuditEvent, context: HookContext | None) -> None:
     settings = _settings(context)
     if not settings.enabled:
         return
     try:
-        writer_for(settings).append(event.kind, event.data, session=event.session_id, ts=event.ts or None)
+        log = writer_for(settings)
+        if context is not None:
+            _record_config(log, settings, context.config)
+        log.append(event.kind, event.data, session=event.session_id, ts=event.ts or None)
     except (AuditError, OSError) as exc:
         # The runtime never lets a sink failure stop the work, so say it where an operator sees it.
         sys.stderr.write(f"clawcore: audit record {event.kind!r} NOT written: {exc}\n")
