@@ -237,3 +237,19 @@ def test_missing_model_plugin_is_actionable(clawcore_home: Path, plugin_manager:
     runtime = Runtime(clawcore_home, config={}, plugin_manager=plugin_manager)
     with pytest.raises(PluginError, match="pip install clawcore-models-openai"):
         runtime.session()
+
+
+def test_bad_agent_config_and_timezone_are_one_line_errors(clawcore_home: Path, plugin_manager: Any,
+                                                           openai_server: OpenAIServer) -> None:
+    from clawcore.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        make_runtime(clawcore_home, plugin_manager, openai_server,
+                     agent={"maxToolRounds": 0, "compaction": {"memoryFlush": {"maxTranscriptSize": "lots"}}})
+    problems = caught.value.problems
+    assert any(p.startswith("agent.maxToolRounds:") for p in problems)
+    assert any("maxTranscriptSize: 'lots' is not a size like 512m" in p for p in problems)
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, extra={"timezone": "Mars/Olympus"})
+    with pytest.raises(ConfigError, match="timezone: 'Mars/Olympus' is not a known IANA zone"):
+        runtime.session()
+    assert SessionStore(clawcore_home).list() == []  # nothing was created

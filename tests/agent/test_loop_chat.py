@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import yaml
 from clawcore.cli import _add_commands, cli
@@ -64,3 +65,13 @@ def test_confirmations_are_asked_inline(clawcore_home: Path, openai_server: Open
     assert err.count("? write_file") == 2 and "allow? [y/N]" in err
     assert out.splitlines() == ["Saved.", "Not saved."]
     assert note.read_text() == "- buy milk\n"
+
+
+def test_chat_without_a_key_says_what_to_set(clawcore_home: Path, monkeypatch: Any,
+                                             capsys: Any) -> None:
+    from clawcore.cli import main
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["chat"]) == 1
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: chat model 'openai': no API key") and "OPENAI_API_KEY" in line
