@@ -28,15 +28,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
+import clawcore_sandbox_docker
 from clawcore.config import Config, load_config
 from clawcore.hooks import Hooks
 from clawcore.plugins import get_plugin_manager
 from clawcore.types import HookContext, SandboxBackend
-
-import clawcore_sandbox_docker
+from rich.console import Console
+from rich.table import Table
 
 CASES: dict[str, tuple[str, str | None]] = {
     "true": ("true", None),
@@ -47,7 +45,7 @@ CASES: dict[str, tuple[str, str | None]] = {
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def measure(backend: SandboxBackend, cwd: Path, command: str, stdin: str | None, count: int) -> list[float]:

@@ -13,13 +13,11 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import clawcore_sandbox_docker
 import pytest
-
 from clawcore.config import Config, load_config
 from clawcore.plugins import get_plugin_manager
 from clawcore.types import HookContext
-
-import clawcore_sandbox_docker
 
 #: The image scripts/podman-service imports; override with CLAWCORE_TEST_IMAGE.
 TEST_IMAGE = os.environ.get("CLAWCORE_TEST_IMAGE", "localhost/clawcore-busybox:latest")
@@ -31,6 +29,7 @@ def engine_problem() -> str | None:
     if not os.environ.get("DOCKER_HOST"):
         return "DOCKER_HOST is not set; start an engine with scripts/podman-service (make test does)"
     import docker
+    import docker.errors
 
     try:
         client = docker.from_env(timeout=10)
@@ -39,7 +38,7 @@ def engine_problem() -> str | None:
             client.images.get(TEST_IMAGE)
         finally:
             client.close()
-    except Exception as exc:
+    except (docker.errors.DockerException, OSError, ValueError) as exc:
         return f"the engine at {os.environ['DOCKER_HOST']} is unusable: {type(exc).__name__}: {exc}"
     return None
 

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from clawcore.testing.contracts import SandboxBackendContract
 from clawcore.types import SandboxBackend
 

@@ -9,18 +9,22 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import clawcore_sandbox_docker
 import docker
 import pytest
-
 from clawcore.config import Config
 from clawcore.errors import PluginError
 from clawcore.hooks import Hooks
 from clawcore.plugins import get_plugin_manager
 from clawcore.runtime import Runtime
 from clawcore.types import HookContext
-
-import clawcore_sandbox_docker
-from clawcore_sandbox_docker import DockerSandbox, DockerSettings, SandboxEngineError, SandboxUnavailable, make_backend
+from clawcore_sandbox_docker import (
+    DockerSandbox,
+    DockerSettings,
+    SandboxEngineError,
+    SandboxUnavailable,
+    make_backend,
+)
 
 
 @pytest.fixture
@@ -96,9 +100,11 @@ def test_runtime_reports_the_unavailable_backend(monkeypatch: pytest.MonkeyPatch
     config = {"sandbox": {"backend": "docker", "docker": {"engineTimeout": "2s"}}}
     pm = get_plugin_manager(load_entrypoints=False)
     pm.register(clawcore_sandbox_docker, name="sandbox_docker")
-    with Runtime(home, config=config, plugin_manager=pm) as runtime:
-        with pytest.raises(PluginError, match=r"sandbox backend 'docker' is unavailable: .*no-engine\.sock"):
-            runtime.make_sandbox()
+    with (
+        Runtime(home, config=config, plugin_manager=pm) as runtime,
+        pytest.raises(PluginError, match=r"sandbox backend 'docker' is unavailable: .*no-engine\.sock"),
+    ):
+        runtime.make_sandbox()
 
 
 def test_fallback_local_is_audited(
@@ -158,9 +164,11 @@ def _runtime(home: Path, config: dict[str, Any]) -> Runtime:
 
 def test_enabled_selects_the_docker_backend(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
-    with _runtime(tmp_path / "home", {"sandbox": {"docker": {"enabled": True}}}) as runtime:
-        with pytest.raises(PluginError, match=r"sandbox backend 'docker' is unavailable: .*no-engine\.sock"):
-            runtime.make_sandbox()
+    with (
+        _runtime(tmp_path / "home", {"sandbox": {"docker": {"enabled": True}}}) as runtime,
+        pytest.raises(PluginError, match=r"sandbox backend 'docker' is unavailable: .*no-engine\.sock"),
+    ):
+        runtime.make_sandbox()
 
 
 def test_an_explicit_backend_wins_over_enabled(tmp_path: Path) -> None:

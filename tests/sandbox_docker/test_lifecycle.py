@@ -13,14 +13,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import clawcore_sandbox_docker
 import docker.errors
 import pytest
-
 from clawcore.hooks import Hooks
 from clawcore.plugins import get_plugin_manager
 from clawcore.types import HookContext
-
-import clawcore_sandbox_docker
 
 pytestmark = pytest.mark.docker
 
@@ -142,7 +140,7 @@ def test_start_up_removes_a_crashed_runs_container(
     events: Any,
 ) -> None:
     crashed, crashed_container = spawn_creator("crashed")
-    alive, alive_container = spawn_creator("alive")
+    _alive, alive_container = spawn_creator("alive")
     os.kill(crashed.pid, signal.SIGKILL)  # no close, no atexit: the container stays
     crashed.wait(10)
     assert exists(engine, crashed_container)

@@ -20,7 +20,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import docker.errors
-
 from clawcore.types import ExecResult, SandboxBackend
 
 from clawcore_sandbox_docker.engine import ENGINE_ERRORS, SandboxEngineError, engine_address

@@ -8,7 +8,6 @@ from typing import Any
 import docker
 import docker.errors
 import requests
-
 from clawcore.errors import ClawcoreError
 from clawcore.types import ProviderUnavailable
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from clawcore.config import parse_duration, parse_size
 from clawcore.errors import ConfigError
 
-__all__ = ["CONFIG_SCHEMA", "DEFAULT_IMAGE", "DockerSettings", "UNPRIVILEGED_USER"]
+__all__ = ["CONFIG_SCHEMA", "DEFAULT_IMAGE", "UNPRIVILEGED_USER", "DockerSettings"]
 
 #: Where the workspace appears inside the container when it is mounted.
 WORKSPACE_MOUNT = "/workspace"
