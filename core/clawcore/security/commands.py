@@ -434,11 +434,14 @@ class _Judge:
                                                 "the shape of a command injection probe")
                 return
             chained = cmd.chain_index > 0 or cmd.stdin_from is not None
-            if chained and _is_discovery(cmd, argv):
+            # a probe after another probe is someone surveying the machine on purpose, not an injection
+            after_probe = before is not None and (before.name in PROBES | {"lsb_release", "hostnamectl"}
+                                                  and cmd.stdin_from is None)
+            if chained and not after_probe and _is_discovery(cmd, argv):
                 self.confirm("injection-probe", f"chains {' '.join(argv)[:40]!r} (host discovery) onto another "
                                                 "command, the shape of a command injection")
                 return
-            if argv[0] not in NAME_TAKERS or argv[0] in _FIRST_ARG_IS_NOT_A_FILE:
+            if (argv[0] not in NAME_TAKERS and argv[0] not in _SUBCOMMAND_CLIS) or argv[0] in _FIRST_ARG_IS_NOT_A_FILE:
                 words = [a for a in argv[1:] if not a.startswith("-")]
                 if argv[0] in _FIRST_ARG_IS_NOT_A_FILE and "-e" not in argv:
                     words = words[1:]
@@ -492,8 +495,9 @@ class _Judge:
         if name in SENDERS:
             self._sender(cmd, name, args)
         if name in READERS or (name in SENDERS and name not in ("ssh",)):
-            values = {args[k + 1] for k in range(len(args) - 1) if args[k] in ("-e", "-i", "-F", "--rsh", "-o",
-                                                                               "--cert", "--key", "-E", "--cacert")}
+            values = {args[k + 1] for k in range(len(args) - 1) if args[k] in (
+                "-e", "-i", "-F", "--rsh", "-o", "--cert", "--key", "-E", "--cacert", "-keyout", "-out", "--output",
+                "-O", "--output-document")}
             for arg in args:
                 if arg not in values and _is_credential(_strip_at(arg)):
                     self._credential_read(cmd, name, arg)
@@ -809,6 +813,11 @@ _SYSTEM_LISTING = re.compile(r"^(/|/etc|/home|/root|/var|/var/www|/tmp|/usr|/pro
                              r"(/\*|/\.\*)?/?$|^/home/\*|^/var/www/|^/etc/|^/proc/")
 
 
+#: Command-line tools whose words are subcommands (``aws s3 ls``), never file names.
+_SUBCOMMAND_CLIS = {"aws", "gcloud", "az", "gsutil", "kubectl", "helm", "docker", "podman", "npm", "yarn", "pnpm",
+                    "cargo", "go", "terraform", "systemctl", "brew", "apt", "apt-get", "dnf", "yum", "snap",
+                    "flatpak", "gh", "glab", "heroku", "fly", "vercel", "conda", "poetry", "uv", "pipx", "nix",
+                    "make", "just", "task", "tmux", "screen", "busybox", "toolbox", "openssl", "mvn", "gradle"}
 #: Commands whose first positional word is a subcommand or pattern rather than a file.
 _FIRST_ARG_IS_NOT_A_FILE = {"git", "grep", "egrep", "fgrep", "sed", "awk"}
 #: Commands that ignore their standard input: a pipe into one is a sign of injected text.
@@ -831,6 +840,8 @@ def _is_discovery(cmd: SimpleCommand, argv: list[str]) -> bool:
     if name == "which":
         return bool(set(plain) & (SENDERS | set(INTERPRETERS) | SHELLS | {"gcc", "cc", "nmap"}))
     if name == "sleep":
+        if cmd.in_loop:
+            return False
         return bool(plain) and cmd.stdin_from is not None or (bool(plain) and plain[0].isdigit() and int(plain[0]) >= 5)
     if name == "pwd":
         return cmd.stdin_from is not None
