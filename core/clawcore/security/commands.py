@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -35,6 +36,7 @@ from clawcore.types import Action
 __all__ = ["CommandAnalysis", "Finding", "analyze"]
 
 _MAX_DEPTH = 6
+_PERCENT_SEPARATOR = re.compile(r"%(0[aAdD]|3[bB]|26|7[cC]|60)")
 
 
 @dataclass(frozen=True)
@@ -209,6 +211,9 @@ def analyze(command: str) -> CommandAnalysis:
         findings += _Judge(0).line(command.replace("\\n", "\n"))
     elif re.search(r"\\n(?=[/a-z])", command):
         findings += _Judge(0).line(re.sub(r"\\n(?=[/a-z])", "\n", command))
+    if _PERCENT_SEPARATOR.search(command):
+        # URL-encoded separators (`%0a`, `%3b`, `%26`, `%7c`): judge the decoded reading too
+        findings += _Judge(0).line(urllib.parse.unquote(command))
     findings = list(dict.fromkeys(findings))
     action = max((f.action for f in findings), key=lambda a: a.rank, default=Action.ALLOW)
     return CommandAnalysis(command, action, tuple(findings))
@@ -451,10 +456,17 @@ class _Judge:
                                                     f"{argv[0]!r}, the shape of a command injection")
                     return
         for cmd in top:
-            if not cmd.words or cmd.name in ("echo", "printf", "local", "export", "declare", "readonly", "typeset"):
+            if not cmd.words or cmd.name in ("local", "export", "declare", "readonly", "typeset"):
                 continue
+            glued = any(_GLUED_SUBSTITUTION.match(w.raw) for w in cmd.words)
             for sub in cmd.substitutions:
-                if sub.origin == "$()" and (sub.name in ("ping", "sleep") or (sub.name == "id" and not sub.args)):
+                if sub.name not in _SPLICED_PROBES or sub.depth != 1 or sub.origin != "$()":
+                    continue
+                bare_id = sub.name == "id" and not sub.args and cmd.name not in ("echo", "printf")
+                if glued or bare_id or (cmd.chain_index > 0 and sub.name in (
+                        "id", "uname", "ifconfig", "env", "printenv", "cat", "ping", "sleep")):
+                    if sub.name == "cat" and not any(_SYSTEM_LISTING.match(_norm(a)) for a in sub.args):
+                        continue
                     self.confirm("injection-probe", f"splices the output of {sub.name!r} into a command's arguments")
                     return
 
@@ -813,6 +825,11 @@ _SYSTEM_LISTING = re.compile(r"^(/|/etc|/home|/root|/var|/var/www|/tmp|/usr|/pro
                              r"(/\*|/\.\*)?/?$|^/home/\*|^/var/www/|^/etc/|^/proc/")
 
 
+#: Plain text immediately followed by a substitution (``notes.txt`id` ``, ``docs$(nslookup x)``).
+_GLUED_SUBSTITUTION = re.compile(r"^[\w.,:+-]*[\w](\$\(|`)")
+#: Probes whose output spliced into another command's arguments is an injection signature.
+_SPLICED_PROBES = {"id", "whoami", "uname", "hostname", "ifconfig", "netstat", "env", "printenv", "ping", "sleep",
+                   "nslookup", "dig", "host", "curl", "wget", "cat"}
 #: Command-line tools whose words are subcommands (``aws s3 ls``), never file names.
 _SUBCOMMAND_CLIS = {"aws", "gcloud", "az", "gsutil", "kubectl", "helm", "docker", "podman", "npm", "yarn", "pnpm",
                     "cargo", "go", "terraform", "systemctl", "brew", "apt", "apt-get", "dnf", "yum", "snap",
@@ -845,9 +862,19 @@ def _is_discovery(cmd: SimpleCommand, argv: list[str]) -> bool:
         return bool(plain) and cmd.stdin_from is not None or (bool(plain) and plain[0].isdigit() and int(plain[0]) >= 5)
     if name == "pwd":
         return cmd.stdin_from is not None
+    if name in ("env", "printenv") and not plain and cmd.chain_index > 0:
+        return True  # the environment (keys, tokens) printed after an unrelated command
+    if name == "ps" and cmd.chain_index > 0 and cmd.stdout_to is None and cmd.joined_by != "&&":
+        return True  # the process list after an unrelated command
+    if name == "timeout" and len(args) == 1 and args[0].isdigit():
+        return True  # a bare delay
+    if name == "ping" and cmd.chain_index > 0 and any(
+            re.match(r"^(127\.|localhost$|::1$|0\.0\.0\.0$)", a) for a in plain):
+        return True  # pinging this machine from a chain is a timing probe
     if name == "ping":
         return any(a in ("-i", "-n", "-w") for a in args) and cmd.chain_index > 0
-    if name in ("ls", "cat", "head", "tail", "find", "tree", "du") and plain:
+    if name in ("ls", "cat", "head", "tail", "find", "tree", "du", "base64", "xxd", "od", "strings", "less", "more",
+                "nl", "tac") and plain:
         return any(_SYSTEM_LISTING.match(_norm(a)) for a in plain)
     if name in FETCHERS and cmd.chain_index > 0 and cmd.joined_by in (";", "&", "\n", "&&", "||"):
         return True
@@ -1265,6 +1292,8 @@ def _peel(cmd: SimpleCommand) -> list[str]:
             return ["sh", "-c", code] if code is not None else []
         else:
             rest = _skip_options(rest, with_value={"-o", "-e", "-p", "-s", "-f"})
+        if not rest:
+            return argv  # the wrapper alone (`timeout 10`, `nohup`): it is what runs
         argv = [a.rsplit("/", 1)[-1] if i == 0 and "/" in a else a for i, a in enumerate(rest)]
     return argv
 
