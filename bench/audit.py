@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="also sweep checkpointEvery")
     args = parser.parse_args()
     count = 20_000 if args.quick else args.records
-    console = Console()
+    console = Console(width=max(Console().width, 110))
     table = Table("operation", "records", "setting", "records/s", "CPU µs/record", "MB")
     with tempfile.TemporaryDirectory(prefix="clawcore-bench-audit-") as tmp:
         root = Path(tmp)

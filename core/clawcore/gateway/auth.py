@@ -173,6 +173,9 @@ class FailureLimiter:
         """Count a failure; True when this one triggered a lockout."""
         now = time.monotonic()
         with self._lock:
+            if len(self._failures) > 10_000:  # many addresses (IPv6): forget the stale ones
+                self._failures = {a: t for a, t in self._failures.items() if t and t[-1] >= now - self.window}
+                self._locked = {a: u for a, u in self._locked.items() if u > now}
             times = self._failures.setdefault(address, deque())
             times.append(now)
             while times and times[0] < now - self.window:
