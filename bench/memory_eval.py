@@ -123,6 +123,10 @@ def memory_config(args: argparse.Namespace, **over: Any) -> dict[str, Any]:
     }
 
 
+def o_provider(config: Mapping[str, Any]) -> str:
+    return str(config["memory"]["embeddings"]["provider"])
+
+
 class _QueryMemo:
     """Remembers query vectors so a sweep embeds each question once per provider."""
 
@@ -145,7 +149,7 @@ def open_indexes(args: argparse.Namespace, pm: Any, workspaces: Iterable[str], t
     memories = {}
     config = memory_config(args, **over)
     for ws in workspaces:
-        tag = f"{ws}-{config['memory']['chunking']['tokens']}-{config['memory']['chunking']['overlap']}"
+        tag = f"{ws}-{o_provider(config)}-{config['memory']['chunking']['tokens']}-{config['memory']['chunking']['overlap']}"
         memory = open_memory(args.data / ws, config, plugin_manager=pm, index_path=tmp / f"{tag}.sqlite")
         report = memory.sync()
         if args.verbose:
@@ -199,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--sweep", action="store_true", help="grid over chunking and fusion (hybrid and bm25)")
     parser.add_argument("--grid", default="200/40,300/60,400/80,600/120", help="tokens/overlap list for --sweep")
+    parser.add_argument("--index-dir", type=Path, default=None,
+                        help="keep the indexes here (reruns reuse their embeddings); default a temporary folder")
     parser.add_argument("--quick", action="store_true", help="first 60 questions only")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
@@ -223,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     pm = plugin_manager(args.provider)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="memory-eval-") as tmp_name:
-        tmp = Path(tmp_name)
+        tmp = args.index_dir or Path(tmp_name)
+        tmp.mkdir(parents=True, exist_ok=True)
         if args.sweep:
             rows = []
             grid_tokens = [tuple(int(x) for x in g.split("/")) for g in args.grid.split(",")]
@@ -274,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
 def _with_search(memory: Memory, args: argparse.Namespace, over: Mapping[str, Any]) -> Any:
     from clawcore.memory.settings import MemorySettings
 
-    section = memory_config(args, **over)["memory"]
+    chunking = {"tokens": memory.settings.chunking.tokens, "overlap": memory.settings.chunking.overlap}
+    section = memory_config(args, **{**over, **chunking})["memory"]
     return MemorySettings.from_section(section)
 
 

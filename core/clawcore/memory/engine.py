@@ -609,8 +609,14 @@ class Memory:
                         )
                         warnings.append(reason)
                     else:
-                        vector_scores = self._knn(store, np.asarray(qv, dtype=np.float32), wanted, candidates)
+                        query_vector = np.asarray(qv, dtype=np.float32)
+                        vector_scores = self._knn(store, query_vector, wanted, candidates)
                         mode = "hybrid"
+                        if keyword:
+                            # Score the union exactly: a chunk found by one search gets its
+                            # real score from the other, not a zero for being outside its top list.
+                            self._complete_vector(store, query_vector, text_scores, vector_scores)
+                            self._complete_text(store, query, vector_scores, text_scores)
             fused = fuse(text_scores, vector_scores, s)
             ranked = rank(candidates, fused, s, max_results=k, min_score=float(floor))
             results = []
@@ -670,6 +676,38 @@ class Memory:
         scores = {int(rowid): -float(score) for rowid, score in rows}
         self._fetch(store, scores, into)
         return scores
+
+    def _complete_vector(self, store: Store, query: np.ndarray, text_scores: Mapping[int, float],
+                         vector_scores: dict[int, float]) -> None:
+        provider = self.provider
+        missing = [cid for cid in text_scores if cid not in vector_scores]
+        if provider is None or not missing:
+            return
+        marks = ",".join("?" * len(missing))
+        rows = store.conn.execute(
+            "SELECT c.id, e.vector FROM chunks c JOIN embedding_cache e ON e.provider = ? AND e.model = ? "
+            f"AND e.hash = c.hash WHERE c.id IN ({marks})",
+            (provider.name, provider.model, *missing),
+        ).fetchall()
+        for cid, blob in rows:
+            vector_scores[int(cid)] = float(unpack(blob) @ query)
+
+    def _complete_text(self, store: Store, query: str, vector_scores: Mapping[int, float],
+                       text_scores: dict[int, float]) -> None:
+        expression = match_expression(query)
+        missing = [cid for cid in vector_scores if cid not in text_scores]
+        if expression is None or not missing:
+            return
+        marks = ",".join("?" * len(missing))
+        try:
+            rows = store.conn.execute(
+                f"SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+                (expression, *missing),
+            ).fetchall()
+        except DATABASE_ERRORS:  # pragma: no cover - the same expression already ran once
+            return
+        for rowid, score in rows:
+            text_scores[int(rowid)] = -float(score)
 
     def _knn(self, store: Store, query: np.ndarray, limit: int, into: dict[int, Candidate]) -> dict[int, float]:
         meta = store.meta()

@@ -15,7 +15,7 @@ ranked by BM25.
 
 from __future__ import annotations
 
-from clawcore.memory.tokens import cjk_grams, query_terms, split_runs
+from clawcore.memory.tokens import cjk_grams, query_pairs, query_terms, split_runs
 
 __all__ = ["FTS_SCHEME", "TOKENIZER", "fts_text", "match_expression"]
 
@@ -46,4 +46,5 @@ def match_expression(query: str) -> str | None:
     phrases = query_terms(query)
     if not phrases:
         return None
+    phrases += [pair for pair in query_pairs(query) if pair not in phrases]
     return " OR ".join(_quote(" ".join(phrase)) for phrase in phrases)

@@ -86,6 +86,23 @@ def words(text: str) -> list[str]:
     return terms
 
 
+def query_pairs(query: str) -> list[tuple[str, str]]:
+    """Pairs of words that stand next to each other in the query, neither a stopword.
+
+    Matched as phrases they reward chunks where the words are adjacent too
+    ("support group", "birthday party") on top of matching each word.
+    """
+    pairs: list[tuple[str, str]] = []
+    for cjk, run in split_runs(query):
+        if cjk:
+            continue
+        found = [w.lower() for w in _WORD.findall(run)]
+        for left, right in zip(found, found[1:]):
+            if left not in STOPWORDS and right not in STOPWORDS:
+                pairs.append((left, right))
+    return list(dict.fromkeys(pairs))
+
+
 def query_terms(query: str) -> list[tuple[str, ...]]:
     """The distinct terms of a query, stopwords dropped; a CJK run is one phrase of its pairs.
 
