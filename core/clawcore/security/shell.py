@@ -450,8 +450,9 @@ class _Reader:
         if commands and len(commands) == 1:
             cmd = commands[0]
             if cmd.name == "echo" and not any(w.dynamic for w in cmd.words):
-                args = [a for a in cmd.args if a not in ("-n", "-e", "-E")]
-                return " ".join(args)
+                args = [a for a in cmd.args if a not in ("-n", "-e", "-E", "-ne", "-en")]
+                text = " ".join(args)
+                return decode_escapes(text) if any(f in cmd.args for f in ("-e", "-ne", "-en")) else text
             if cmd.name == "printf" and cmd.args and not any(w.dynamic for w in cmd.words):
                 return printf_output(cmd.args)
         return DYNAMIC
