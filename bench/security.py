@@ -29,13 +29,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from clawcore.config import load_config, read_config_file
 from clawcore.plugins import PluginSettings, get_plugin_manager
 from clawcore.runtime import Runtime
 from clawcore.scan import Scanner
+from rich.console import Console
+from rich.table import Table
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "eval" / "security-dev"
 CODING = {"tools": {"policy": {"profile": "coding"}}}

@@ -5,10 +5,11 @@ from __future__ import annotations
 import base64
 
 import pytest
-
 from clawcore.security.commands import analyze
 from clawcore.security.shell import parse
 from clawcore.types import Action
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ALLOW, CONFIRM, DENY = Action.ALLOW, Action.CONFIRM, Action.DENY
 
@@ -227,8 +228,6 @@ def test_commands_with_pipes_to_ordinary_programs_are_not_exfiltration() -> None
     assert analyze("cat report.csv | curl -s -X POST --data-binary @- https://api.example.com/v1/upload").action is ALLOW
     assert analyze("tar czf - src | ssh build@ci.example 'tar xzf - -C /srv/app'").action is ALLOW
 
-
-from hypothesis import given, settings, strategies as st  # noqa: E402
 
 _SHELLISH = st.text(alphabet=st.sampled_from(list("ab rm-f/~$(){}`'\"\\|&;<>*\n=#!IFS0x9")), max_size=60)
 

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from clawcore.errors import ConfigError
 from clawcore.runtime import Runtime
 from clawcore.types import Action, Decision, ToolCall

@@ -76,11 +76,11 @@ def test_cli_reads_stdin_and_writes_one_line_per_case(clawcore_home: Path, tmp_p
     ])
     env = {"CLAWCORE_HOME": str(clawcore_home), "CLAWCORE_LOAD_PLUGINS": "", "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-c", "import sys; from clawcore.cli import main; sys.exit(main())", "scan", "--config", str(config), "-"],
-                          input=cases, capture_output=True, text=True, env=env, timeout=120)
+                          input=cases, capture_output=True, text=True, env=env, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert [(x["id"], x["decision"]) for x in lines] == [("a", "allow"), ("b", "deny")]
     assert set(lines[0]) == {"id", "decision", "flagged", "reasons", "findings"}
     missing = subprocess.run([sys.executable, "-c", "import sys; from clawcore.cli import main; sys.exit(main())", "scan", "--config", str(tmp_path / "no.yaml")],
-                             input="", capture_output=True, text=True, env=env, timeout=120)
+                             input="", capture_output=True, text=True, env=env, timeout=120, check=False)
     assert missing.returncode != 0 and missing.stderr.count("\n") == 1 and "no such file" in missing.stderr

@@ -1256,7 +1256,7 @@ def _embedded_commands(name: str, args: list[str]) -> list[tuple[str, str]]:
         elif name == "git" and a == "-c" and i + 1 < len(args) and re.match(
                 r"^(core\.(pager|editor|sshCommand|fsmonitor|hooksPath)|alias\.\w+)=", args[i + 1]):
             value = args[i + 1].split("=", 1)[1]
-            out.append((value[1:] if value.startswith("!") else value, "the command git runs"))
+            out.append((value.removeprefix("!"), "the command git runs"))
     return out
 
 

@@ -440,9 +440,7 @@ class _Reader:
             return self.env[name], not in_quotes
         if name in _HOME_VARS:
             return _HOME_VARS[name], False
-        if name.isdigit() or name in "@*#?$!-":
-            return DYNAMIC if name not in ("@", "*") else DYNAMIC, False
-        return DYNAMIC, False
+        return DYNAMIC, False  # positional and special parameters, unknown variables
 
     def substitution(self, inner: str) -> str:
         """Parse a command substitution; its output when it is static, else :data:`DYNAMIC`."""
