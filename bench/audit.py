@@ -37,8 +37,9 @@ PAYLOAD = {
 }
 
 
-def append(path: Path, count: int, *, every: int, use_hmac: bool = False,
-           fsync: str = "checkpoint") -> tuple[float, float]:
+def append(
+    path: Path, count: int, *, every: int, use_hmac: bool = False, fsync: str = "checkpoint"
+) -> tuple[float, float]:
     """``(records/s wall clock, CPU µs per record)`` for ``count`` appends into a fresh log."""
     log = AuditLog(path, checkpoint_every=every, use_hmac=use_hmac, fsync=fsync)
     log.append("bench.warmup", {})
@@ -60,7 +61,9 @@ def verify(path: Path, *, require_mac: bool = False) -> tuple[float, float, int]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="20,000 records")
     parser.add_argument("--sweep", action="store_true", help="also sweep checkpointEvery")
@@ -73,17 +76,30 @@ def main() -> None:
         plain = root / "plain" / "audit.jsonl"
         rate, cpu = append(plain, count, every=DEFAULT_CHECKPOINT_EVERY)
         size = plain.stat().st_size / 1e6
-        table.add_row("append", f"{count:,}", f"checkpointEvery={DEFAULT_CHECKPOINT_EVERY}", f"{rate:,.0f}",
-                      f"{cpu:,.0f}", f"{size:,.1f}")
+        table.add_row(
+            "append",
+            f"{count:,}",
+            f"checkpointEvery={DEFAULT_CHECKPOINT_EVERY}",
+            f"{rate:,.0f}",
+            f"{cpu:,.0f}",
+            f"{size:,.1f}",
+        )
         vrate, vcpu, records = verify(plain)
-        table.add_row("verify", f"{records:,}", "chain + checkpoints", f"{vrate:,.0f}", f"{vcpu:,.0f}",
-                      f"{size:,.1f}")
+        table.add_row(
+            "verify", f"{records:,}", "chain + checkpoints", f"{vrate:,.0f}", f"{vcpu:,.0f}", f"{size:,.1f}"
+        )
 
         macs = root / "hmac" / "audit.jsonl"
         small = max(count // 10, 1000)
         rate, cpu = append(macs, small, every=DEFAULT_CHECKPOINT_EVERY, use_hmac=True)
-        table.add_row("append", f"{small:,}", "hmac on", f"{rate:,.0f}", f"{cpu:,.0f}",
-                      f"{macs.stat().st_size / 1e6:,.1f}")
+        table.add_row(
+            "append",
+            f"{small:,}",
+            "hmac on",
+            f"{rate:,.0f}",
+            f"{cpu:,.0f}",
+            f"{macs.stat().st_size / 1e6:,.1f}",
+        )
         vrate, vcpu, records = verify(macs, require_mac=True)
         table.add_row("verify", f"{records:,}", "hmac required", f"{vrate:,.0f}", f"{vcpu:,.0f}", "")
 
@@ -97,7 +113,9 @@ def main() -> None:
             for every in (0, 16, 64, 256, 1024):
                 path = root / f"sweep{every}" / "audit.jsonl"
                 rate, cpu = append(path, sweep_n, every=every)
-                table.add_row("append", f"{sweep_n:,}", f"checkpointEvery={every}", f"{rate:,.0f}", f"{cpu:,.0f}", "")
+                table.add_row(
+                    "append", f"{sweep_n:,}", f"checkpointEvery={every}", f"{rate:,.0f}", f"{cpu:,.0f}", ""
+                )
     console.print(table)
 
 

@@ -31,8 +31,16 @@ def _run(capsys: pytest.CaptureFixture[str], home: Path, *args: str) -> tuple[in
 def test_record_then_verify(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, home, "record", "deploy.release", "--data", '{"version": "1.2.3"}')
     assert code == 0 and "deploy.release" in out
-    code, out, _ = _run(capsys, home, "record", "ops.login", "--data", '{"password": "pa55word-very-secret"}',
-                        "--session", "ops")
+    code, out, _ = _run(
+        capsys,
+        home,
+        "record",
+        "ops.login",
+        "--data",
+        '{"password": "pa55word-very-secret"}',
+        "--session",
+        "ops",
+    )
     assert code == 0
     records = list(read_records(home / "audit" / "audit.jsonl"))
     assert [r.kind for r in records] == ["config.loaded", "deploy.release", "config.loaded", "ops.login"]
@@ -42,16 +50,22 @@ def test_record_then_verify(home: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert code == 0 and out.startswith("ok: 4 records")
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["record", "x.y", "--data", "{nope"], "--data is not JSON"),
-    (["record", "x.y", "--data", "[1]"], "must be a JSON object"),
-    (["record", "audit.key_rotated"], "not allowed"),
-])
-def test_record_rejects_bad_input(home: Path, capsys: pytest.CaptureFixture[str], args: list[str],
-                                  message: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["record", "x.y", "--data", "{nope"], "--data is not JSON"),
+        (["record", "x.y", "--data", "[1]"], "must be a JSON object"),
+        (["record", "audit.key_rotated"], "not allowed"),
+    ],
+)
+def test_record_rejects_bad_input(
+    home: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
     code, _, err = _run(capsys, home, *args)
     assert code == 1 and message in err
-    assert not (home / "audit" / "audit.jsonl").exists() or not list(read_records(home / "audit" / "audit.jsonl"))
+    assert not (home / "audit" / "audit.jsonl").exists() or not list(
+        read_records(home / "audit" / "audit.jsonl")
+    )
 
 
 def test_verify_reports_tampering_with_exit_1(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -107,8 +121,21 @@ def test_tail_follow(home: Path) -> None:
     with AuditLog(path, keys=home / "audit" / "keys") as log:
         log.append("ops.first", {})
     env = {**os.environ, "CLAWCORE_HOME": str(home), "CLAWCORE_LOAD_PLUGINS": ""}
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; from clawcore.cli import main; sys.exit(main())",
-                             "audit", "tail", "-f", "-n", "1"], stdout=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from clawcore.cli import main; sys.exit(main())",
+            "audit",
+            "tail",
+            "-f",
+            "-n",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert proc.stdout is not None
         assert "ops.first" in proc.stdout.readline()
@@ -120,8 +147,9 @@ def test_tail_follow(home: Path) -> None:
         proc.wait(timeout=10)
 
 
-def test_checkpoint_export_detects_a_rewrite_by_a_key_holder(home: Path, tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_checkpoint_export_detects_a_rewrite_by_a_key_holder(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = home / "audit" / "audit.jsonl"
     with AuditLog(path, keys=home / "audit" / "keys", checkpoint_every=0) as log:
         for i in range(3):

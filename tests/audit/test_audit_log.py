@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clawcore.security.audit import (
@@ -81,8 +82,11 @@ def test_concurrent_writers_in_several_processes(tmp_path: Path) -> None:
     path = tmp_path / "audit" / "audit.jsonl"
     AuditLog(path, use_hmac=True).keystore.current_hmac()  # one HMAC key for all writers
     procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"w{n}", "150"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), f"w{n}", "150"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         for n in range(4)
     ]
     for proc in procs:
@@ -169,7 +173,7 @@ def test_close_writes_a_final_checkpoint(tmp_path: Path) -> None:
     assert len(checkpoints_path_for(path).read_text().splitlines()) == 1
 
 
-def test_runtime_events_reach_the_chain_redacted(runtime, clawcore_home: Path) -> None:  # type: ignore[no-untyped-def]
+def test_runtime_events_reach_the_chain_redacted(runtime: Any, clawcore_home: Path) -> None:
     runtime.audit("ops.test", {"note": "hello"}, session_id="s9")
     from clawcore.security.audit_plugin import close_writers
 
@@ -207,7 +211,7 @@ def test_tricky_payloads_are_written_canonically(tmp_path: Path) -> None:
     assert records[2].data["nan"] == "nan" and records[3].data["enum"] == "red"
 
 
-def test_config_loads_and_policy_changes_are_recorded(clawcore_home: Path, plugin_manager) -> None:  # type: ignore[no-untyped-def]
+def test_config_loads_and_policy_changes_are_recorded(clawcore_home: Path, plugin_manager: Any) -> None:
     from clawcore.runtime import Runtime
     from clawcore.security.audit_plugin import close_writers
 
@@ -224,8 +228,16 @@ def test_config_loads_and_policy_changes_are_recorded(clawcore_home: Path, plugi
     close_writers()
     path = clawcore_home / "audit" / "audit.jsonl"
     kinds = [r.kind for r in read_records(path)]
-    assert kinds == ["config.loaded", "ops.a", "ops.b", "config.loaded", "ops.c",
-                     "config.loaded", "policy.changed", "ops.d"]
+    assert kinds == [
+        "config.loaded",
+        "ops.a",
+        "ops.b",
+        "config.loaded",
+        "ops.c",
+        "config.loaded",
+        "policy.changed",
+        "ops.d",
+    ]
     [change] = [r for r in read_records(path) if r.kind == "policy.changed"]
     assert change.data["sections"] == ["tools"]
     assert secret not in path.read_text()

@@ -107,8 +107,15 @@ def test_reordered_records(log_path: Path) -> None:
 def test_inserted_record(log_path: Path) -> None:
     lines = _lines(log_path)
     fourth = json.loads(lines[3])
-    forged = _rehash({"seq": 5, "ts": fourth["ts"], "kind": "tool.decision",
-                      "data": {"tool": "bash", "i": 99}, "prev": fourth["hash"]})
+    forged = _rehash(
+        {
+            "seq": 5,
+            "ts": fourth["ts"],
+            "kind": "tool.decision",
+            "data": {"tool": "bash", "i": 99},
+            "prev": fourth["hash"],
+        }
+    )
     lines.insert(4, canonical_json(forged))
     _write(log_path, lines)
     failure = verify_log(log_path).failure

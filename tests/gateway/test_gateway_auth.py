@@ -46,7 +46,9 @@ def test_good_token(start_gateway: Any, clawcore_home: Path) -> None:
     assert events[-1]["client"] == "127.0.0.1"
 
 
-def test_wrong_token_is_refused_and_audited_without_the_secret(start_gateway: Any, clawcore_home: Path) -> None:
+def test_wrong_token_is_refused_and_audited_without_the_secret(
+    start_gateway: Any, clawcore_home: Path
+) -> None:
     server = start_gateway(token=TOKEN)
     with pytest.raises(AuthenticationFailed, match="authentication failed"):
         GatewayClient(server.url, token="wrong-token-0123456789abcdef").connect()
@@ -64,8 +66,13 @@ def test_the_secret_never_crosses_the_wire(start_gateway: Any) -> None:
         challenge = json.loads(ws.recv(timeout=5))
         assert challenge["type"] == "challenge" and challenge["schemes"] == ["token"]
         cnonce = "c" * 32
-        answer = {"type": "auth", "scheme": "token", "nonce": challenge["nonce"], "cnonce": cnonce,
-                  "mac": client_mac(TOKEN.encode(), challenge["nonce"], cnonce)}
+        answer = {
+            "type": "auth",
+            "scheme": "token",
+            "nonce": challenge["nonce"],
+            "cnonce": cnonce,
+            "mac": client_mac(TOKEN.encode(), challenge["nonce"], cnonce),
+        }
         assert TOKEN not in json.dumps(answer)
         ws.send(json.dumps(answer))
         welcome = json.loads(ws.recv(timeout=5))
@@ -85,8 +92,15 @@ def test_replayed_response_fails(start_gateway: Any, clawcore_home: Path) -> Non
     with _raw(server.url) as ws:
         challenge = json.loads(ws.recv(timeout=5))
         cnonce = "r" * 32
-        captured = json.dumps({"type": "auth", "scheme": "token", "nonce": challenge["nonce"], "cnonce": cnonce,
-                               "mac": client_mac(TOKEN.encode(), challenge["nonce"], cnonce)})
+        captured = json.dumps(
+            {
+                "type": "auth",
+                "scheme": "token",
+                "nonce": challenge["nonce"],
+                "cnonce": cnonce,
+                "mac": client_mac(TOKEN.encode(), challenge["nonce"], cnonce),
+            }
+        )
         ws.send(captured)
         assert json.loads(ws.recv(timeout=5))["type"] == "welcome"
     # The eavesdropper replays the captured answer on a new connection.
@@ -134,8 +148,13 @@ def test_handshake_timeout(start_gateway: Any, clawcore_home: Path) -> None:
         time.sleep(0.6)
         reply = json.loads(ws.recv(timeout=5))
         assert reply["error"]["code"] == "auth_failed"
-        late = {"type": "auth", "scheme": "token", "nonce": challenge["nonce"], "cnonce": "z" * 32,
-                "mac": client_mac(TOKEN.encode(), challenge["nonce"], "z" * 32)}
+        late = {
+            "type": "auth",
+            "scheme": "token",
+            "nonce": challenge["nonce"],
+            "cnonce": "z" * 32,
+            "mac": client_mac(TOKEN.encode(), challenge["nonce"], "z" * 32),
+        }
         with pytest.raises(ConnectionClosed):
             ws.send(json.dumps(late))
             ws.recv(timeout=5)

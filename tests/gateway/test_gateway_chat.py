@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from clawcore.gateway import GatewayCallError, GatewayClient, GatewayServer, GatewaySettings
 from clawcore.runtime import Runtime
 
@@ -18,9 +17,18 @@ TOKEN = "t0k3n-for-tests-9f2c41d7e8a6b5"
 def chat_runtime(clawcore_home: Path, plugin_manager: Any, openai_server: Any) -> Iterator[Runtime]:
     models = pytest.importorskip("clawcore_models_openai")
     plugin_manager.register(models, name="models_openai")
-    config = {"models": {"openai": {"model": "scripted", "baseUrl": openai_server.base_url,
-                                    "apiKey": "sk-gateway-test", "retries": 0, "timeout": "10s"}},
-              "timezone": "UTC"}
+    config = {
+        "models": {
+            "openai": {
+                "model": "scripted",
+                "baseUrl": openai_server.base_url,
+                "apiKey": "sk-gateway-test",
+                "retries": 0,
+                "timeout": "10s",
+            }
+        },
+        "timezone": "UTC",
+    }
     runtime = Runtime(clawcore_home, config=config, plugin_manager=plugin_manager)
     yield runtime
     runtime.close()

@@ -26,8 +26,17 @@ def _authenticated(url: str) -> Any:
     ws = connect(url, proxy=None, open_timeout=5, legacy=True)
     challenge = json.loads(ws.recv(timeout=5))
     cnonce = "m" * 32
-    ws.send(json.dumps({"type": "auth", "scheme": "token", "nonce": challenge["nonce"], "cnonce": cnonce,
-                        "mac": client_mac(TOKEN.encode(), challenge["nonce"], cnonce)}))
+    ws.send(
+        json.dumps(
+            {
+                "type": "auth",
+                "scheme": "token",
+                "nonce": challenge["nonce"],
+                "cnonce": cnonce,
+                "mac": client_mac(TOKEN.encode(), challenge["nonce"], cnonce),
+            }
+        )
+    )
     assert json.loads(ws.recv(timeout=5))["type"] == "welcome"
     return ws
 
@@ -105,8 +114,9 @@ def test_sessions_list(start_gateway: Any, clawcore_home: Path) -> None:
         assert client.call("sessions.list") == []
 
 
-def test_memory_methods_go_through_the_tool_policy(start_gateway: Any, runtime: Any, register_plugin: Any,
-                                                   clawcore_home: Path) -> None:
+def test_memory_methods_go_through_the_tool_policy(
+    start_gateway: Any, runtime: Any, register_plugin: Any, clawcore_home: Path
+) -> None:
     if "memory_get" not in runtime.tools:
         pytest.skip("the memory tools are not registered in this build")
 
@@ -127,7 +137,9 @@ def test_memory_methods_go_through_the_tool_policy(start_gateway: Any, runtime: 
             client.call("memory.get", {"path": "MEMORY.md"})
         assert info.value.code == "denied"
     close_writers()
-    decisions = [r for r in read_records(clawcore_home / "audit" / "audit.jsonl") if r.kind == "tool.decision"]
+    decisions = [
+        r for r in read_records(clawcore_home / "audit" / "audit.jsonl") if r.kind == "tool.decision"
+    ]
     assert [d.data["final"] for d in decisions[-2:]] == ["allow", "deny"]
     assert all(d.session.startswith("gateway-") for d in decisions[-2:])
 
@@ -139,16 +151,33 @@ def test_cli_call_exit_status(start_gateway: Any, clawcore_home: Path) -> None:
     server = start_gateway(token=TOKEN)
     env = {**os.environ, "CLAWCORE_HOME": str(clawcore_home), "CLAWCORE_LOAD_PLUGINS": ""}
     env.pop("CLAWCORE_GATEWAY_TOKEN", None)
-    ok = subprocess.run([*CLI, "gateway", "call", "ping", "--url", server.url, "--token", TOKEN],
-                        check=False, capture_output=True, text=True, env=env, timeout=60)
+    ok = subprocess.run(
+        [*CLI, "gateway", "call", "ping", "--url", server.url, "--token", TOKEN],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout) == {"pong": True}
-    bad = subprocess.run([*CLI, "gateway", "call", "ping", "--url", server.url, "--token", "nope" * 5],
-                         check=False, capture_output=True, text=True, env=env, timeout=60)
+    bad = subprocess.run(
+        [*CLI, "gateway", "call", "ping", "--url", server.url, "--token", "nope" * 5],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert bad.returncode == 4 and "authentication failed" in bad.stderr
-    from_env = subprocess.run([*CLI, "gateway", "call", "audit.tail", "--params", '{"n": 2}', "--url", server.url],
-                              check=False, capture_output=True, text=True, env={**env, "CLAWCORE_GATEWAY_TOKEN": TOKEN},
-                              timeout=60)
+    from_env = subprocess.run(
+        [*CLI, "gateway", "call", "audit.tail", "--params", '{"n": 2}', "--url", server.url],
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**env, "CLAWCORE_GATEWAY_TOKEN": TOKEN},
+        timeout=60,
+    )
     assert from_env.returncode == 0, from_env.stderr
     assert len(json.loads(from_env.stdout)) == 2
 
@@ -157,7 +186,13 @@ def test_cli_run_refuses_a_public_bind_without_a_secret(clawcore_home: Path) -> 
     env = {**os.environ, "CLAWCORE_HOME": str(clawcore_home), "CLAWCORE_LOAD_PLUGINS": ""}
     env.pop("CLAWCORE_GATEWAY_TOKEN", None)
     env.pop("CLAWCORE_GATEWAY_PASSWORD", None)
-    proc = subprocess.run([*CLI, "gateway", "run", "--host", "0.0.0.0", "--port", "0"],
-                          check=False, capture_output=True, text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        [*CLI, "gateway", "run", "--host", "0.0.0.0", "--port", "0"],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert "refusing to bind '0.0.0.0'" in proc.stderr

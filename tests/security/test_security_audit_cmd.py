@@ -16,8 +16,12 @@ from clawcore.security.audit import AuditLog
 
 @pytest.fixture
 def home(clawcore_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in ("CLAWCORE_GATEWAY_TOKEN", "CLAWCORE_GATEWAY_PASSWORD", "CLAWCORE_LOAD_PLUGINS",
-                 "CLAWCORE_DISABLE_PLUGINS"):
+    for name in (
+        "CLAWCORE_GATEWAY_TOKEN",
+        "CLAWCORE_GATEWAY_PASSWORD",
+        "CLAWCORE_LOAD_PLUGINS",
+        "CLAWCORE_DISABLE_PLUGINS",
+    ):
         monkeypatch.delenv(name, raising=False)
     os.chmod(clawcore_home, 0o700)
     return clawcore_home
@@ -40,7 +44,9 @@ def _by_check(report: dict[str, Any], check: str) -> list[dict[str, Any]]:
     return [f for f in report["findings"] if f["check"] == check]
 
 
-def test_gateway_beyond_loopback_without_auth_is_critical(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_gateway_beyond_loopback_without_auth_is_critical(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _config(home, {"gateway": {"host": "0.0.0.0"}})
     code, report = _audit(capsys, home)
     assert code == 1
@@ -59,8 +65,9 @@ def test_weak_token_and_plain_secret(home: Path, capsys: pytest.CaptureFixture[s
     assert code == (1 if report["critical"] else 0)
 
 
-def test_weak_token_exposed_is_critical(home: Path, capsys: pytest.CaptureFixture[str],
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_weak_token_exposed_is_critical(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     _config(home, {"gateway": {"host": "0.0.0.0"}})
     monkeypatch.setenv("CLAWCORE_GATEWAY_TOKEN", "changeme")
     code, report = _audit(capsys, home)
@@ -128,8 +135,16 @@ def test_weakened_docker_options(home: Path, capsys: pytest.CaptureFixture[str])
 
     if build_plugin_manager(home).get_plugin("sandbox_docker") is None:
         pytest.skip("clawcore-sandbox-docker is not installed")
-    _config(home, {"sandbox": {"backend": "docker", "isolation": "none",
-                               "docker": {"networkMode": "bridge", "readOnlyRoot": False, "fallback": "local"}}})
+    _config(
+        home,
+        {
+            "sandbox": {
+                "backend": "docker",
+                "isolation": "none",
+                "docker": {"networkMode": "bridge", "readOnlyRoot": False, "fallback": "local"},
+            }
+        },
+    )
     _, report = _audit(capsys, home)
     messages = " ".join(f["message"] for f in report["findings"] if f["check"].startswith("sandbox"))
     for expected in ("networkMode", "readOnlyRoot", "fallback", "isolation is none"):

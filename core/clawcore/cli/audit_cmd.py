@@ -18,6 +18,7 @@ from clawcore.errors import ClawcoreError
 from clawcore.security.audit import (
     AuditError,
     AuditRecord,
+    Checkpoint,
     export_bundle,
     load_bundle,
     load_public_key,
@@ -49,7 +50,9 @@ def _line(record: AuditRecord) -> str:
 
 def _emit(records: Iterable[AuditRecord], as_json: bool) -> None:
     for record in records:
-        click.echo(json.dumps(record.to_json(), ensure_ascii=False, sort_keys=True) if as_json else _line(record))
+        click.echo(
+            json.dumps(record.to_json(), ensure_ascii=False, sort_keys=True) if as_json else _line(record)
+        )
 
 
 def _since(value: str) -> float:
@@ -61,7 +64,9 @@ def _since(value: str) -> float:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise click.BadParameter(f"{value!r} is neither a duration like 2h nor a date like 2026-11-30T12:00") from None
+        raise click.BadParameter(
+            f"{value!r} is neither a duration like 2h nor a date like 2026-11-30T12:00"
+        ) from None
     if moment.tzinfo is None:
         moment = moment.astimezone()  # a local time, as a person types it
     return moment.astimezone(UTC).timestamp()
@@ -73,18 +78,29 @@ def command() -> None:
 
 
 @command.command("verify")
-@click.option("--public-key", "public_keys", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Trust only this public key (PEM) and keys it rotated to; repeatable.")
-@click.option("--checkpoints", "bundle", type=click.Path(dir_okay=False, path_type=Path),
-              help="A checkpoint export (`audit checkpoint --export`) kept elsewhere; its keys are trusted.")
+@click.option(
+    "--public-key",
+    "public_keys",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Trust only this public key (PEM) and keys it rotated to; repeatable.",
+)
+@click.option(
+    "--checkpoints",
+    "bundle",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A checkpoint export (`audit checkpoint --export`) kept elsewhere; its keys are trusted.",
+)
 @click.option("--repair", is_flag=True, help="Set a torn last line aside (records before it are kept).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
-def verify(state: CliState, public_keys: tuple[Path, ...], bundle: Path | None, repair: bool, as_json: bool) -> None:
+def verify(
+    state: CliState, public_keys: tuple[Path, ...], bundle: Path | None, repair: bool, as_json: bool
+) -> None:
     """Check the chain and the signed checkpoints; exit 0 only when intact."""
     settings = _settings(state)
     trusted: dict[str, Any] | None = None
-    extra = []
+    extra: list[Checkpoint] = []
     if bundle is not None:
         trusted, extra = load_bundle(bundle)
     if public_keys:
@@ -98,33 +114,55 @@ def verify(state: CliState, public_keys: tuple[Path, ...], bundle: Path | None, 
         log = settings.open()
         try:
             if log.repair():
-                click.echo(f"repaired: the torn last line of {settings.path} was set aside "
-                           f"({settings.path.name}.torn)", err=True)
+                click.echo(
+                    f"repaired: the torn last line of {settings.path} was set aside "
+                    f"({settings.path.name}.torn)",
+                    err=True,
+                )
         finally:
             log.close()
-    report = verify_log(settings.path, keys=settings.keys, trusted=trusted, extra_checkpoints=extra,
-                        require_mac=settings.hmac)
+    report = verify_log(
+        settings.path, keys=settings.keys, trusted=trusted, extra_checkpoints=extra, require_mac=settings.hmac
+    )
     if as_json:
-        click.echo(json.dumps({
-            "path": str(report.path), "ok": report.ok, "records": report.records,
-            "checkpoints": report.checkpoints, "head": report.head, "keys": list(report.keys),
-            "warnings": list(report.warnings),
-            "failure": None if report.failure is None else {
-                "kind": report.failure.kind.value, "line": report.failure.line, "seq": report.failure.seq,
-                "message": report.failure.message},
-        }, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "path": str(report.path),
+                    "ok": report.ok,
+                    "records": report.records,
+                    "checkpoints": report.checkpoints,
+                    "head": report.head,
+                    "keys": list(report.keys),
+                    "warnings": list(report.warnings),
+                    "failure": None
+                    if report.failure is None
+                    else {
+                        "kind": report.failure.kind.value,
+                        "line": report.failure.line,
+                        "seq": report.failure.seq,
+                        "message": report.failure.message,
+                    },
+                },
+                indent=2,
+            )
+        )
     for warning in report.warnings:
         if not as_json:
             click.echo(f"warning: {warning}", err=True)
     if report.failure is not None:
         raise AuditBroken(f"{report.path}: {report.failure}")
     if not as_json:
-        click.echo(f"ok: {report.records} records, {report.checkpoints} checkpoints, "
-                   f"head {report.head[:16]}… ({report.path})")
+        click.echo(
+            f"ok: {report.records} records, {report.checkpoints} checkpoints, "
+            f"head {report.head[:16]}… ({report.path})"
+        )
 
 
 @command.command("tail")
-@click.option("-n", "count", type=click.IntRange(min=0), default=20, show_default=True, help="Records to show.")
+@click.option(
+    "-n", "count", type=click.IntRange(min=0), default=20, show_default=True, help="Records to show."
+)
 @click.option("-f", "--follow", is_flag=True, help="Keep printing new records (Ctrl-C stops).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON record per line.")
 @click.pass_obj
@@ -154,20 +192,27 @@ def tail(state: CliState, count: int, follow: bool, as_json: bool) -> None:
 
 
 @command.command("show")
-@click.option("--kind", "kinds", multiple=True,
-              help="Only these kinds; a trailing * matches a prefix (tool.*). Repeatable.")
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    help="Only these kinds; a trailing * matches a prefix (tool.*). Repeatable.",
+)
 @click.option("--since", help="Only records since a date/time (2026-11-30T12:00) or a duration ago (2h).")
 @click.option("--session", help="Only records of this session.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON record per line.")
 @click.pass_obj
-def show(state: CliState, kinds: tuple[str, ...], since: str | None, session: str | None, as_json: bool) -> None:
+def show(
+    state: CliState, kinds: tuple[str, ...], since: str | None, session: str | None, as_json: bool
+) -> None:
     """Show records filtered by kind, time and session."""
     settings = _settings(state)
     cutoff = _since(since) if since else None
 
     def wanted(record: AuditRecord) -> bool:
-        if kinds and not any(record.kind.startswith(k[:-1]) if k.endswith("*") else record.kind == k
-                             for k in kinds):
+        if kinds and not any(
+            record.kind.startswith(k[:-1]) if k.endswith("*") else record.kind == k for k in kinds
+        ):
             return False
         if session is not None and record.session != session:
             return False
@@ -195,7 +240,9 @@ def record(state: CliState, kind: str, data_json: str, session: str) -> None:
     from clawcore.security.audit import RESERVED_PREFIX
 
     if kind.startswith(RESERVED_PREFIX) or not kind.strip():
-        raise AuditError(f"kind {kind!r} is not allowed: it must be non-empty and not start with {RESERVED_PREFIX!r}")
+        raise AuditError(
+            f"kind {kind!r} is not allowed: it must be non-empty and not start with {RESERVED_PREFIX!r}"
+        )
     from clawcore.security.audit_plugin import writer_for
 
     state.runtime().audit(kind, data, session_id=session)
@@ -208,8 +255,12 @@ def record(state: CliState, kind: str, data_json: str, session: str) -> None:
 
 
 @command.command("checkpoint")
-@click.option("--export", "export_to", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
-              help="Also write all checkpoints and public keys to this file ('-': stdout); keep it elsewhere.")
+@click.option(
+    "--export",
+    "export_to",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    help="Also write all checkpoints and public keys to this file ('-': stdout); keep it elsewhere.",
+)
 @click.pass_obj
 def checkpoint(state: CliState, export_to: Path | None) -> None:
     """Sign the current head now; optionally export the checkpoints."""
@@ -245,4 +296,6 @@ def rotate_keys(state: CliState) -> None:
         old, new = log.rotate_keys()
     finally:
         log.close()
-    click.echo(f"rotated: {old} -> {new}; export the checkpoints again (`clawcore audit checkpoint --export`)")
+    click.echo(
+        f"rotated: {old} -> {new}; export the checkpoints again (`clawcore audit checkpoint --export`)"
+    )

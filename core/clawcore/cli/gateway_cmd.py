@@ -23,7 +23,9 @@ def command() -> None:
 
 @command.command("run")
 @click.option("--host", help="Bind address (default gateway.host, 127.0.0.1).")
-@click.option("--port", type=click.IntRange(0, 65535), help="Port (default gateway.port, 18789; 0 picks one).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), help="Port (default gateway.port, 18789; 0 picks one)."
+)
 @click.pass_obj
 def run(state: CliState, host: str | None, port: int | None) -> None:
     """Serve memory, sessions and the audit log over WebSocket until interrupted."""
@@ -49,7 +51,9 @@ def run(state: CliState, host: str | None, port: int | None) -> None:
     try:
         asyncio.run(serve())
     except OSError as exc:
-        raise ClawcoreError(f"cannot listen on {settings.host}:{settings.port}: {exc.strerror or exc}") from None
+        raise ClawcoreError(
+            f"cannot listen on {settings.host}:{settings.port}: {exc.strerror or exc}"
+        ) from None
     finally:
         runtime.close()
     click.echo("gateway stopped", err=True)
@@ -63,8 +67,15 @@ def run(state: CliState, host: str | None, port: int | None) -> None:
 @click.option("--password", help="Password (default CLAWCORE_GATEWAY_PASSWORD, then auth.password).")
 @click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds per step.")
 @click.pass_obj
-def call(state: CliState, method: str, params_json: str, url: str | None, token: str | None,
-         password: str | None, timeout: float) -> None:
+def call(
+    state: CliState,
+    method: str,
+    params_json: str,
+    url: str | None,
+    token: str | None,
+    password: str | None,
+    timeout: float,
+) -> None:
     """Call METHOD (memory.search, memory.get, sessions.list, audit.tail, ping) and print the result.
 
     Exit status: 0 ok, 1 the method failed, 4 authentication failed, 5 no gateway.

@@ -67,23 +67,38 @@ def _gateway(config: Config) -> Iterator[_Found]:
     settings = GatewaySettings.from_config(config.data)
     exposed = not is_loopback(settings.host)
     if exposed and not (settings.token or settings.password):
-        yield _Found(Finding(
-            "gateway.auth", "critical",
-            f"gateway.host is {settings.host!r} (beyond loopback) and no auth.token or auth.password is set; "
-            "the gateway refuses to start like this",
-            "set CLAWCORE_GATEWAY_TOKEN to a long random value (e.g. `openssl rand -hex 32`), or bind 127.0.0.1"))
+        yield _Found(
+            Finding(
+                "gateway.auth",
+                "critical",
+                f"gateway.host is {settings.host!r} (beyond loopback) and no auth.token or "
+                "auth.password is set; the gateway refuses to start like this",
+                "set CLAWCORE_GATEWAY_TOKEN to a long random value (e.g. `openssl rand -hex 32`), "
+                "or bind 127.0.0.1",
+            )
+        )
     elif not (settings.token or settings.password):
-        yield _Found(Finding(
-            "gateway.auth", "info",
-            "the gateway has no secret: on loopback any local process (any user of this machine) can call it",
-            "set CLAWCORE_GATEWAY_TOKEN when others share this machine"))
+        yield _Found(
+            Finding(
+                "gateway.auth",
+                "info",
+                "the gateway has no secret: on loopback any local process (any user of this "
+                "machine) can call it",
+                "set CLAWCORE_GATEWAY_TOKEN when others share this machine",
+            )
+        )
     for kind, secret in (("token", settings.token), ("password", settings.password)):
         reason = weak_secret_reason(secret, kind) if secret else None
         if reason:
-            yield _Found(Finding(
-                f"gateway.{kind}", "critical" if exposed else "medium",
-                f"weak gateway {kind}: {reason}" + (" while the gateway listens beyond loopback" if exposed else ""),
-                f"use a random {kind} of 32+ characters (`openssl rand -hex 32`)"))
+            yield _Found(
+                Finding(
+                    f"gateway.{kind}",
+                    "critical" if exposed else "medium",
+                    f"weak gateway {kind}: {reason}"
+                    + (" while the gateway listens beyond loopback" if exposed else ""),
+                    f"use a random {kind} of 32+ characters (`openssl rand -hex 32`)",
+                )
+            )
 
 
 def _walk(data: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -110,20 +125,31 @@ def _plain_secrets(config: Config) -> Iterator[_Found]:
     env_hint = {"auth.token": "CLAWCORE_GATEWAY_TOKEN", "auth.password": "CLAWCORE_GATEWAY_PASSWORD"}
     for path in sorted(flagged):
         where = env_hint.get(path, "an environment variable (the plugin's *Env setting)")
-        yield _Found(Finding(
-            "secrets.config", "high", f"{path} holds a secret in plain text in {config.path.name}",
-            f"remove it from the file and set {where} instead", path=str(config.path)))
+        yield _Found(
+            Finding(
+                "secrets.config",
+                "high",
+                f"{path} holds a secret in plain text in {config.path.name}",
+                f"remove it from the file and set {where} instead",
+                path=str(config.path),
+            )
+        )
     try:
         text = config.path.read_text(encoding="utf-8")
     except OSError:
         return
     lines = {f.line for f in scan_text(text)}
     if lines and not flagged:
-        yield _Found(Finding(
-            "secrets.config", "high",
-            f"{config.path.name} contains what looks like a credential on line(s) "
-            f"{', '.join(str(n) for n in sorted(lines))}",
-            "move credentials to environment variables", path=str(config.path)))
+        yield _Found(
+            Finding(
+                "secrets.config",
+                "high",
+                f"{config.path.name} contains what looks like a credential on line(s) "
+                f"{', '.join(str(n) for n in sorted(lines))}",
+                "move credentials to environment variables",
+                path=str(config.path),
+            )
+        )
 
 
 def _mode(path: Path) -> int | None:
@@ -161,13 +187,29 @@ def _permissions(config: Config, audit_paths: list[Path], key_dir: Path) -> Iter
             continue
         seen.add(folder)
         if mode & 0o022:
-            yield _Found(Finding("permissions", "critical",
-                                 f"{folder} is writable by group or others (mode {mode:o})",
-                                 "chmod 700", True, str(folder)), _chmod_fix(folder, 0o700))
+            yield _Found(
+                Finding(
+                    "permissions",
+                    "critical",
+                    f"{folder} is writable by group or others (mode {mode:o})",
+                    "chmod 700",
+                    True,
+                    str(folder),
+                ),
+                _chmod_fix(folder, 0o700),
+            )
         elif mode & 0o077:
-            yield _Found(Finding("permissions", "medium",
-                                 f"{folder} is readable by group or others (mode {mode:o})",
-                                 "chmod 700", True, str(folder)), _chmod_fix(folder, 0o700))
+            yield _Found(
+                Finding(
+                    "permissions",
+                    "medium",
+                    f"{folder} is readable by group or others (mode {mode:o})",
+                    "chmod 700",
+                    True,
+                    str(folder),
+                ),
+                _chmod_fix(folder, 0o700),
+            )
     for path in private_files:
         mode = _mode(path)
         if mode is None or path in seen or stat.S_ISLNK(path.lstat().st_mode):
@@ -182,8 +224,9 @@ def _permissions(config: Config, audit_paths: list[Path], key_dir: Path) -> Iter
             message = f"{path} is readable by group or others (mode {mode:o})"
         else:
             continue
-        yield _Found(Finding("permissions", severity, message, "chmod 600", True, str(path)),
-                     _chmod_fix(path, 0o600))
+        yield _Found(
+            Finding("permissions", severity, message, "chmod 600", True, str(path)), _chmod_fix(path, 0o600)
+        )
 
 
 def _set_required(config: Config, name: str) -> Callable[[], str]:
@@ -214,53 +257,117 @@ def _monitor(config: Config, state: CliState) -> Iterator[_Found]:
     pm = state.plugin_manager
     required = list(config.get("plugins.required") or [])
     if pm.get_plugin("prism") is None:
-        yield _Found(Finding("prism", "high", "the PRISM runtime monitor is not installed (or disabled)",
-                             "pip install clawcore-prism, then add prism to plugins.required"))
+        yield _Found(
+            Finding(
+                "prism",
+                "high",
+                "the PRISM runtime monitor is not installed (or disabled)",
+                "pip install clawcore-prism, then add prism to plugins.required",
+            )
+        )
     elif "prism" not in required:
-        yield _Found(Finding("prism", "medium",
-                             "PRISM is installed but not in plugins.required: if it fails to import, "
-                             "clawcore starts without it",
-                             "add prism to plugins.required", True), _set_required(config, "prism"))
+        yield _Found(
+            Finding(
+                "prism",
+                "medium",
+                "PRISM is installed but not in plugins.required: if it fails to import, "
+                "clawcore starts without it",
+                "add prism to plugins.required",
+                True,
+            ),
+            _set_required(config, "prism"),
+        )
 
 
 def _sandbox(config: Config) -> Iterator[_Found]:
     sandbox = config.section("sandbox")
     if sandbox.get("isolation") == "none":
-        yield _Found(Finding("sandbox", "high", "sandbox.isolation is none: shell commands run unisolated on the host",
-                             "set sandbox.isolation to auto (or use the docker backend)"))
+        yield _Found(
+            Finding(
+                "sandbox",
+                "high",
+                "sandbox.isolation is none: shell commands run unisolated on the host",
+                "set sandbox.isolation to auto (or use the docker backend)",
+            )
+        )
     network = sandbox.get("network") if isinstance(sandbox.get("network"), Mapping) else {}
     assert isinstance(network, Mapping)
     if network.get("shell") == "allow":
-        yield _Found(Finding("sandbox", "medium", "sandbox.network.shell is allow: shell commands reach the network",
-                             "set sandbox.network.shell to deny"))
+        yield _Found(
+            Finding(
+                "sandbox",
+                "medium",
+                "sandbox.network.shell is allow: shell commands reach the network",
+                "set sandbox.network.shell to deny",
+            )
+        )
     if network.get("privateNetwork") is True:
-        yield _Found(Finding("sandbox", "medium",
-                             "sandbox.network.privateNetwork is true: web_fetch may reach loopback and the LAN",
-                             "list only the private hosts needed, or set false"))
+        yield _Found(
+            Finding(
+                "sandbox",
+                "medium",
+                "sandbox.network.privateNetwork is true: web_fetch may reach loopback and the LAN",
+                "list only the private hosts needed, or set false",
+            )
+        )
     docker = config.section("sandbox.docker")
     if docker and (sandbox.get("backend") == "docker" or docker.get("enabled")):
         if docker.get("networkMode") not in (None, "none"):
-            yield _Found(Finding("sandbox.docker", "high",
-                                 f"sandbox.docker.networkMode is {docker.get('networkMode')!r}: containers have a "
-                                 "network", "set sandbox.docker.networkMode to none"))
+            yield _Found(
+                Finding(
+                    "sandbox.docker",
+                    "high",
+                    f"sandbox.docker.networkMode is {docker.get('networkMode')!r}: containers have a network",
+                    "set sandbox.docker.networkMode to none",
+                )
+            )
         if docker.get("readOnlyRoot") is False:
-            yield _Found(Finding("sandbox.docker", "high", "sandbox.docker.readOnlyRoot is false",
-                                 "set sandbox.docker.readOnlyRoot to true"))
+            yield _Found(
+                Finding(
+                    "sandbox.docker",
+                    "high",
+                    "sandbox.docker.readOnlyRoot is false",
+                    "set sandbox.docker.readOnlyRoot to true",
+                )
+            )
         if docker.get("user") in ("0", "root", "0:0", "root:root"):
-            yield _Found(Finding("sandbox.docker", "critical", "sandbox.docker.user runs commands as root",
-                                 "set sandbox.docker.user to auto"))
+            yield _Found(
+                Finding(
+                    "sandbox.docker",
+                    "critical",
+                    "sandbox.docker.user runs commands as root",
+                    "set sandbox.docker.user to auto",
+                )
+            )
         if docker.get("fallback") == "local":
-            yield _Found(Finding("sandbox.docker", "medium",
-                                 "sandbox.docker.fallback is local: without the engine, commands run on the host",
-                                 "set sandbox.docker.fallback to fail-closed"))
+            yield _Found(
+                Finding(
+                    "sandbox.docker",
+                    "medium",
+                    "sandbox.docker.fallback is local: without the engine, commands run on the host",
+                    "set sandbox.docker.fallback to fail-closed",
+                )
+            )
         if docker.get("workspaceAccess") == "rw":
-            yield _Found(Finding("sandbox.docker", "info", "containers can write the workspace (workspaceAccess rw)",
-                                 "use ro unless commands must write there"))
+            yield _Found(
+                Finding(
+                    "sandbox.docker",
+                    "info",
+                    "containers can write the workspace (workspaceAccess rw)",
+                    "use ro unless commands must write there",
+                )
+            )
         for key, limit in (("pidsLimit", 4096), ("cpuLimit", 8)):
             value = docker.get(key)
             if isinstance(value, (int, float)) and value > limit:
-                yield _Found(Finding("sandbox.docker", "medium", f"sandbox.docker.{key} is {value} (weak limit)",
-                                     f"keep it at or below {limit}"))
+                yield _Found(
+                    Finding(
+                        "sandbox.docker",
+                        "medium",
+                        f"sandbox.docker.{key} is {value} (weak limit)",
+                        f"keep it at or below {limit}",
+                    )
+                )
 
 
 def _audit_log(config: Config) -> Iterator[_Found]:
@@ -269,8 +376,11 @@ def _audit_log(config: Config) -> Iterator[_Found]:
 
     settings = AuditSettings.from_config(config.data, config.home)
     if not settings.enabled:
-        yield _Found(Finding("audit", "high", "audit.enabled is false: nothing is recorded",
-                             "set audit.enabled to true"))
+        yield _Found(
+            Finding(
+                "audit", "high", "audit.enabled is false: nothing is recorded", "set audit.enabled to true"
+            )
+        )
         return
     if not settings.path.exists():
         yield _Found(Finding("audit", "info", f"no audit log yet at {settings.path}", "nothing to do"))
@@ -278,14 +388,28 @@ def _audit_log(config: Config) -> Iterator[_Found]:
     report = verify_log(settings.path, keys=settings.keys, require_mac=settings.hmac)
     if report.failure is not None:
         torn = report.failure.kind is FailureKind.TORN
-        yield _Found(Finding(
-            "audit.chain", "high" if torn else "critical", f"audit log: {report.failure}",
-            "clawcore audit verify --repair" if torn else
-            "keep the damaged log as evidence (move it aside), investigate who changed it, and compare with "
-            "your exported checkpoints", path=str(settings.path)))
+        yield _Found(
+            Finding(
+                "audit.chain",
+                "high" if torn else "critical",
+                f"audit log: {report.failure}",
+                "clawcore audit verify --repair"
+                if torn
+                else "keep the damaged log as evidence (move it aside), investigate who changed it, "
+                "and compare with "
+                "your exported checkpoints",
+                path=str(settings.path),
+            )
+        )
     elif report.checkpoints == 0:
-        yield _Found(Finding("audit.chain", "info", "the audit log has no signed checkpoint yet",
-                             "clawcore audit checkpoint --export FILE, and keep FILE on another machine"))
+        yield _Found(
+            Finding(
+                "audit.chain",
+                "info",
+                "the audit log has no signed checkpoint yet",
+                "clawcore audit checkpoint --export FILE, and keep FILE on another machine",
+            )
+        )
 
 
 def _tool_policy(state: CliState) -> Iterator[_Found]:
@@ -293,12 +417,18 @@ def _tool_policy(state: CliState) -> Iterator[_Found]:
     from clawcore.types import Action, ToolCall
 
     with Runtime(state.home, plugin_manager=state.plugin_manager) as runtime:
-        decision = runtime.hooks.decide_tool_call(ToolCall("bash", {"command": "ls"}, "security-audit"),
-                                                  runtime.context("security-audit"))
+        decision = runtime.hooks.decide_tool_call(
+            ToolCall("bash", {"command": "ls"}, "security-audit"), runtime.context("security-audit")
+        )
     if decision.action is Action.ALLOW:
-        yield _Found(Finding("tools.policy", "high",
-                             "the tool policy runs bash without confirmation (checked with `ls`)",
-                             "add group:runtime to tools.policy.confirm (and take bash out of tools.policy.allow)"))
+        yield _Found(
+            Finding(
+                "tools.policy",
+                "high",
+                "the tool policy runs bash without confirmation (checked with `ls`)",
+                "add group:runtime to tools.policy.confirm (and take bash out of tools.policy.allow)",
+            )
+        )
 
 
 def run_checks(state: CliState) -> list[_Found]:
@@ -334,7 +464,9 @@ def command() -> None:
 
 @command.command("audit")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
-@click.option("--fix", is_flag=True, help="Apply the safe fixes (permissions, required plugins) and say what changed.")
+@click.option(
+    "--fix", is_flag=True, help="Apply the safe fixes (permissions, required plugins) and say what changed."
+)
 @click.pass_obj
 def audit(state: CliState, as_json: bool, fix: bool) -> None:
     """Check gateway exposure, secrets, permissions, monitor, sandbox, audit chain and tool policy.
@@ -354,8 +486,16 @@ def audit(state: CliState, as_json: bool, fix: bool) -> None:
             found = run_checks(state)
     findings = [item.finding for item in found]
     if as_json:
-        click.echo(json.dumps({"findings": [asdict(f) for f in findings], "fixed": changes,
-                               "critical": sum(f.severity == "critical" for f in findings)}, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "findings": [asdict(f) for f in findings],
+                    "fixed": changes,
+                    "critical": sum(f.severity == "critical" for f in findings),
+                },
+                indent=2,
+            )
+        )
     else:
         for change in changes:
             click.echo(f"fixed: {change}")
@@ -378,5 +518,7 @@ def _print_table(findings: list[Finding]) -> None:
     table = Table("severity", "check", "finding", "fix", show_lines=False)
     for f in findings:
         fix = escape(f.fix + (" [--fix]" if f.fixable else ""))
-        table.add_row(f"[{colours.get(f.severity, '')}]{f.severity}[/]", escape(f.check), escape(f.message), fix)
+        table.add_row(
+            f"[{colours.get(f.severity, '')}]{f.severity}[/]", escape(f.check), escape(f.message), fix
+        )
     console.print(table)

@@ -41,8 +41,22 @@ LABEL = "clawcore-gateway/1"
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 #: A client refuses a server that asks for cheaper password hashing than this.
 MIN_SCRYPT_N = 2**14
-_COMMON = {"changeme", "change-me", "password", "secret", "token", "admin", "clawcore", "default",
-           "letmein", "test", "123456", "12345678", "qwerty", "openclaw"}
+_COMMON = {
+    "changeme",
+    "change-me",
+    "password",
+    "secret",
+    "token",
+    "admin",
+    "clawcore",
+    "default",
+    "letmein",
+    "test",
+    "123456",
+    "12345678",
+    "qwerty",
+    "openclaw",
+}
 
 
 def new_nonce() -> str:
@@ -50,7 +64,9 @@ def new_nonce() -> str:
     return base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("=")
 
 
-def derive_password_key(password: str, salt: bytes, n: int = SCRYPT_N, r: int = SCRYPT_R, p: int = SCRYPT_P) -> bytes:
+def derive_password_key(
+    password: str, salt: bytes, n: int = SCRYPT_N, r: int = SCRYPT_R, p: int = SCRYPT_P
+) -> bytes:
     """The 32-byte HMAC key for a password (scrypt)."""
     return hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, maxmem=256 * 1024 * 1024, dklen=32)
 

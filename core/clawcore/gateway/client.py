@@ -44,8 +44,14 @@ class GatewayClient:
     :param timeout: seconds for connecting, the handshake and each call.
     """
 
-    def __init__(self, url: str = DEFAULT_URL, *, token: str | None = None, password: str | None = None,
-                 timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        *,
+        token: str | None = None,
+        password: str | None = None,
+        timeout: float = 10.0,
+    ) -> None:
         self.url = url
         self._token = token
         self._password = password
@@ -66,16 +72,25 @@ class GatewayClient:
             could not prove it knows them.
         """
         try:
-            self._ws = connect(self.url, open_timeout=self.timeout, close_timeout=2, proxy=None,
-                               compression=None, max_size=16 * 1024 * 1024, **_CONNECT_FLAGS)
+            self._ws = connect(
+                self.url,
+                open_timeout=self.timeout,
+                close_timeout=2,
+                proxy=None,
+                compression=None,
+                max_size=16 * 1024 * 1024,
+                **_CONNECT_FLAGS,
+            )
         except InvalidStatus as exc:
-            raise GatewayUnavailable(f"{self.url} refused the WebSocket upgrade: "
-                                     f"HTTP {exc.response.status_code}") from None
+            raise GatewayUnavailable(
+                f"{self.url} refused the WebSocket upgrade: HTTP {exc.response.status_code}"
+            ) from None
         except InvalidURI as exc:
             raise GatewayUnavailable(f"{self.url} is not a ws:// URL: {exc}") from None
         except (OSError, InvalidHandshake, TimeoutError) as exc:
-            raise GatewayUnavailable(f"cannot connect to {self.url}: {exc}; is `clawcore gateway run` "
-                                     "running?") from None
+            raise GatewayUnavailable(
+                f"cannot connect to {self.url}: {exc}; is `clawcore gateway run` running?"
+            ) from None
         try:
             self._handshake()
         except BaseException:
@@ -126,8 +141,11 @@ class GatewayClient:
         if key is not None:
             proof = reply.get("proof")
             if not isinstance(proof, str) or not hmac.compare_digest(
-                    proof.encode(), server_proof(key, nonce, cnonce).encode()):
-                raise AuthenticationFailed(f"{self.url} could not prove it knows the secret; not talking to it")
+                proof.encode(), server_proof(key, nonce, cnonce).encode()
+            ):
+                raise AuthenticationFailed(
+                    f"{self.url} could not prove it knows the secret; not talking to it"
+                )
         self.session = str(reply.get("session", ""))
         self.methods = tuple(reply.get("methods") or ())
 
@@ -147,8 +165,9 @@ class GatewayClient:
                 raise AuthenticationFailed(f"{self.url} sent a malformed salt") from None
             return derive_password_key(self._password, salt, n, r, p), "password"
         offered = ", ".join(str(s) for s in schemes) or "nothing"
-        raise AuthenticationFailed(f"{self.url} wants {offered}; pass --token or --password "
-                                   "(or set CLAWCORE_GATEWAY_TOKEN)")
+        raise AuthenticationFailed(
+            f"{self.url} wants {offered}; pass --token or --password (or set CLAWCORE_GATEWAY_TOKEN)"
+        )
 
     def _raise_auth_error(self, msg: Mapping[str, Any]) -> None:
         error = msg.get("error") if isinstance(msg.get("error"), dict) else {}
@@ -183,7 +202,9 @@ class GatewayClient:
             ws.close()
 
     def __enter__(self) -> Self:
-        return self.connect() if self._ws is None else self
+        if self._ws is None:
+            self.connect()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()

@@ -36,8 +36,11 @@ class Method:
 def _check(method: Method, params: Mapping[str, Any]) -> None:
     unknown = sorted(set(params) - set(method.params))
     if unknown:
-        raise GatewayCallError("bad_params", f"{method.name}: unknown parameter(s) {', '.join(unknown)}; "
-                               f"accepted: {', '.join(method.params) or 'none'}")
+        raise GatewayCallError(
+            "bad_params",
+            f"{method.name}: unknown parameter(s) {', '.join(unknown)}; "
+            f"accepted: {', '.join(method.params) or 'none'}",
+        )
     for name in method.required:
         if name not in params:
             raise GatewayCallError("bad_params", f"{method.name}: missing parameter {name!r}")
@@ -65,12 +68,21 @@ def _sessions_list(runtime: Runtime, params: Mapping[str, Any], context: HookCon
     try:
         from clawcore.sessions import SessionStore
     except ImportError as exc:
-        raise GatewayCallError("unavailable", f"sessions are unavailable in this installation ({exc})") from None
+        raise GatewayCallError(
+            "unavailable", f"sessions are unavailable in this installation ({exc})"
+        ) from None
     infos = SessionStore(runtime.home).list()
     limit = int(params.get("limit", 50))
     return [
-        {"id": i.id, "started": i.started, "lastActivity": i.last_activity, "messages": i.messages,
-         "tokens": i.tokens, "compactions": i.compactions, "channel": i.channel}
+        {
+            "id": i.id,
+            "started": i.started,
+            "lastActivity": i.last_activity,
+            "messages": i.messages,
+            "tokens": i.tokens,
+            "compactions": i.compactions,
+            "channel": i.channel,
+        }
         for i in infos[: max(0, limit)]
     ]
 
@@ -85,7 +97,9 @@ def _audit_tail(runtime: Runtime, params: Mapping[str, Any], context: HookContex
     # Read more than asked when filtering by kind, within a bound.
     records = tail_records(settings.path, count if kind is None else min(count * 20, 20000))
     if kind is not None:
-        records = [r for r in records if r.kind == kind or (kind.endswith("*") and r.kind.startswith(kind[:-1]))]
+        records = [
+            r for r in records if r.kind == kind or (kind.endswith("*") and r.kind.startswith(kind[:-1]))
+        ]
     return [r.to_json() for r in records[-count:]] if count else []
 
 
@@ -100,9 +114,14 @@ def _chat_send(runtime: Runtime, params: Mapping[str, Any], context: HookContext
         raise GatewayCallError("bad_params", str(exc)) from None
     except ClawcoreError as exc:  # no model configured, model unreachable
         raise GatewayCallError("unavailable", str(exc)) from None
-    return {"session": session.id, "text": reply.text, "withheld": reply.withheld,
-            "toolCalls": [call.name for call in reply.tool_calls],
-            "inputTokens": reply.input_tokens, "outputTokens": reply.output_tokens}
+    return {
+        "session": session.id,
+        "text": reply.text,
+        "withheld": reply.withheld,
+        "toolCalls": [call.name for call in reply.tool_calls],
+        "inputTokens": reply.input_tokens,
+        "outputTokens": reply.output_tokens,
+    }
 
 
 def _ping(runtime: Runtime, params: Mapping[str, Any], context: HookContext) -> Any:
@@ -113,15 +132,35 @@ METHODS: Mapping[str, Method] = {
     m.name: m
     for m in (
         Method("ping", {}, (), _ping, "Check the connection."),
-        Method("memory.search", {"query": (str,), "maxResults": (int,), "minScore": (int, float)}, ("query",),
-               _tool("memory_search"), "Search memory (the memory_search tool)."),
-        Method("memory.get", {"path": (str,), "from": (int,), "lines": (int,)}, ("path",),
-               _tool("memory_get"), "Read lines of a memory file (the memory_get tool)."),
+        Method(
+            "memory.search",
+            {"query": (str,), "maxResults": (int,), "minScore": (int, float)},
+            ("query",),
+            _tool("memory_search"),
+            "Search memory (the memory_search tool).",
+        ),
+        Method(
+            "memory.get",
+            {"path": (str,), "from": (int,), "lines": (int,)},
+            ("path",),
+            _tool("memory_get"),
+            "Read lines of a memory file (the memory_get tool).",
+        ),
         Method("sessions.list", {"limit": (int,)}, (), _sessions_list, "List sessions, most recent first."),
-        Method("chat.send", {"message": (str,), "session": (str,)}, ("message",), _chat_send,
-               "One agent turn: a new session, or `session` to continue one (channel gateway)."),
-        Method("audit.tail", {"n": (int,), "kind": (str,)}, (), _audit_tail,
-               "The last audit records (n up to 1000; kind may end with *)."),
+        Method(
+            "chat.send",
+            {"message": (str,), "session": (str,)},
+            ("message",),
+            _chat_send,
+            "One agent turn: a new session, or `session` to continue one (channel gateway).",
+        ),
+        Method(
+            "audit.tail",
+            {"n": (int,), "kind": (str,)},
+            (),
+            _audit_tail,
+            "The last audit records (n up to 1000; kind may end with *).",
+        ),
     )
 }
 

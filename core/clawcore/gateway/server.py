@@ -3,7 +3,8 @@
 Wire protocol (text frames, one JSON object each):
 
 1. server → ``{"type": "challenge", "version": 1, "nonce": …, "schemes": [...], "salt"?, "scrypt"?}``
-2. client → ``{"type": "auth", "scheme": "token"|"password"|"none", "nonce": …, "cnonce": …, "mac": …}``
+2. client → ``{"type": "auth", "scheme": "token"|"password"|"none", "nonce": …,
+   "cnonce": …, "mac": …}``
 3. server → ``{"type": "welcome", "proof": …, "methods": [...]}`` or ``{"type": "error", "error": {...}}``
    and the connection closes.
 4. client → ``{"id": 1, "method": "memory.search", "params": {...}}``;
@@ -92,8 +93,9 @@ class GatewayServer:
         try:
             check_bind(settings)
         except GatewayConfigError as exc:
-            runtime.audit("gateway.bind_refused", {"host": settings.host, "port": settings.port,
-                                                   "reason": str(exc)})
+            runtime.audit(
+                "gateway.bind_refused", {"host": settings.host, "port": settings.port, "reason": str(exc)}
+            )
             raise
         self.runtime = runtime
         self.settings = settings
@@ -128,8 +130,14 @@ class GatewayServer:
         )
         sockname = self._server.sockets[0].getsockname()
         self.address = (sockname[0], sockname[1])
-        await self._audit("gateway.started", {"host": self.address[0], "port": self.address[1],
-                                              "schemes": sorted(self.secrets.keys) or ["none"]})
+        await self._audit(
+            "gateway.started",
+            {
+                "host": self.address[0],
+                "port": self.address[1],
+                "schemes": sorted(self.secrets.keys) or ["none"],
+            },
+        )
         return self.address
 
     async def close(self) -> None:
@@ -192,7 +200,8 @@ class GatewayServer:
 
         try:
             await self._in_runtime(write)
-        except Exception:  # noqa: BLE001 - auditing must not take the connection down; sinks report their own failures
+        # Auditing must not take the connection down; sinks report their own failures.
+        except Exception:  # noqa: BLE001
             _log.exception("audit of %s failed", kind)
 
     # -- HTTP upgrade ------------------------------------------------------------
@@ -202,7 +211,9 @@ class GatewayServer:
         if origin is None or origin in self.settings.allowed_origins:
             return None
         client = connection.remote_address[0] if connection.remote_address else "unknown"
-        self._executor.submit(self.runtime.audit, "gateway.origin_refused", {"client": client, "origin": origin})
+        self._executor.submit(
+            self.runtime.audit, "gateway.origin_refused", {"client": client, "origin": origin}
+        )
         return connection.respond(HTTPStatus.FORBIDDEN, "origin not allowed (gateway.allowedOrigins)\n")
 
     # -- one connection -------------------------------------------------------------
@@ -215,16 +226,32 @@ class GatewayServer:
         client = str(ws.remote_address[0]) if ws.remote_address else "unknown"
         left = self.limiter.locked_for(client)
         if left:
-            await self._audit("gateway.auth", {"outcome": "locked_out", "client": client,
-                                               "retryAfter": math.ceil(left)})
-            await self._send(ws, {"type": "error", **_error(
-                "locked_out", f"too many failed attempts; retry in {math.ceil(left)}s",
-                retryAfter=math.ceil(left))})
+            await self._audit(
+                "gateway.auth", {"outcome": "locked_out", "client": client, "retryAfter": math.ceil(left)}
+            )
+            await self._send(
+                ws,
+                {
+                    "type": "error",
+                    **_error(
+                        "locked_out",
+                        f"too many failed attempts; retry in {math.ceil(left)}s",
+                        retryAfter=math.ceil(left),
+                    ),
+                },
+            )
             await ws.close(1008, "locked out")
             return
         nonce = self.nonces.issue()
-        await self._send(ws, {"type": "challenge", "version": PROTOCOL_VERSION, "nonce": nonce,
-                              **self.secrets.challenge_fields()})
+        await self._send(
+            ws,
+            {
+                "type": "challenge",
+                "version": PROTOCOL_VERSION,
+                "nonce": nonce,
+                **self.secrets.challenge_fields(),
+            },
+        )
         try:
             raw = await asyncio.wait_for(ws.recv(), timeout=self.settings.handshake_timeout)
         except TimeoutError:
@@ -240,10 +267,12 @@ class GatewayServer:
             return
         self.limiter.succeeded(client)
         session_id = f"gateway-{next(self._ids)}"
-        await self._audit("gateway.auth", {"outcome": "success", "client": client, "scheme": scheme},
-                          session_id=session_id)
-        await self._send(ws, {"type": "welcome", "proof": proof, "session": session_id,
-                              "methods": sorted(METHODS)})
+        await self._audit(
+            "gateway.auth", {"outcome": "success", "client": client, "scheme": scheme}, session_id=session_id
+        )
+        await self._send(
+            ws, {"type": "welcome", "proof": proof, "session": session_id, "methods": sorted(METHODS)}
+        )
         context = self.runtime.context(session_id, channel="gateway")
         try:
             async for message in ws:
@@ -284,8 +313,10 @@ class GatewayServer:
 
     async def _auth_failed(self, ws: ServerConnection, client: str, scheme: str, reason: str) -> None:
         locked = self.limiter.failed(client)
-        await self._audit("gateway.auth", {"outcome": "failure", "client": client, "scheme": scheme,
-                                           "reason": reason, "lockedOut": locked})
+        await self._audit(
+            "gateway.auth",
+            {"outcome": "failure", "client": client, "scheme": scheme, "reason": reason, "lockedOut": locked},
+        )
         # The client learns only that it failed, not which check it failed.
         await self._send(ws, {"type": "error", **_error("auth_failed", "authentication failed")})
         with contextlib.suppress(ConnectionClosed):
@@ -301,7 +332,9 @@ class GatewayServer:
         if not isinstance(request, dict):
             return _error("bad_request", "a request is a JSON object with id, method and params")
         request_id = request.get("id")
-        if not (request_id is None or isinstance(request_id, (str, int)) and not isinstance(request_id, bool)):
+        if not (
+            request_id is None or isinstance(request_id, (str, int)) and not isinstance(request_id, bool)
+        ):
             return _error("bad_request", "id must be a string, an integer or null")
         if isinstance(request_id, str) and len(request_id) > 200:
             return _error("bad_request", "id is longer than 200 characters")
@@ -310,8 +343,11 @@ class GatewayServer:
             return _error("bad_request", "method must be a string", request_id)
         method = METHODS.get(name)
         if method is None:
-            return _error("unknown_method", f"no method {name[:100]!r}; available: {', '.join(sorted(METHODS))}",
-                          request_id)
+            return _error(
+                "unknown_method",
+                f"no method {name[:100]!r}; available: {', '.join(sorted(METHODS))}",
+                request_id,
+            )
         params = request.get("params", {})
         if params is None:
             params = {}
@@ -325,15 +361,27 @@ class GatewayServer:
         try:
             result = await self._in_runtime(call)
         except GatewayCallError as exc:
-            await self._audit("gateway.call", {"client": client, "method": name, "ok": False, "code": exc.code},
-                              session_id=context.session_id)
+            await self._audit(
+                "gateway.call",
+                {"client": client, "method": name, "ok": False, "code": exc.code},
+                session_id=context.session_id,
+            )
             return _error(exc.code, exc.message, request_id)
         except Exception as exc:  # noqa: BLE001 - a bug in a handler must not take the connection down
             _log.exception("gateway method %s failed", name)
-            await self._audit("gateway.call", {"client": client, "method": name, "ok": False,
-                                               "code": "internal_error", "error": f"{type(exc).__name__}: {exc}"},
-                              session_id=context.session_id)
+            await self._audit(
+                "gateway.call",
+                {
+                    "client": client,
+                    "method": name,
+                    "ok": False,
+                    "code": "internal_error",
+                    "error": f"{type(exc).__name__}: {exc}",
+                },
+                session_id=context.session_id,
+            )
             return _error("internal_error", f"{name} failed: {type(exc).__name__}", request_id)
-        await self._audit("gateway.call", {"client": client, "method": name, "ok": True},
-                          session_id=context.session_id)
+        await self._audit(
+            "gateway.call", {"client": client, "method": name, "ok": True}, session_id=context.session_id
+        )
         return {"id": request_id, "result": result}

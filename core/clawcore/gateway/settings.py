@@ -36,7 +36,9 @@ class GatewaySettings:
     allowed_origins: tuple[str, ...] = ()
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> GatewaySettings:
+    def from_config(
+        cls, config: Mapping[str, Any], environ: Mapping[str, str] | None = None
+    ) -> GatewaySettings:
         """Read the sections; ``CLAWCORE_GATEWAY_TOKEN``/``_PASSWORD`` win over the file."""
         environ = os.environ if environ is None else environ
         gw = {**_defaults(GATEWAY_SCHEMA), **dict(config.get("gateway") or {})}
@@ -55,5 +57,6 @@ class GatewaySettings:
         )
 
     def with_bind(self, host: str | None = None, port: int | None = None) -> GatewaySettings:
-        return replace(self, host=host if host is not None else self.host,
-                       port=port if port is not None else self.port)
+        return replace(
+            self, host=host if host is not None else self.host, port=port if port is not None else self.port
+        )

@@ -137,13 +137,25 @@ class AuditRecord:
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> AuditRecord:
         return cls(
-            seq=obj["seq"], ts=obj["ts"], kind=obj["kind"], data=obj.get("data", {}),
-            prev=obj["prev"], hash=obj["hash"], session=obj.get("session", ""), mac=obj.get("mac", ""),
+            seq=obj["seq"],
+            ts=obj["ts"],
+            kind=obj["kind"],
+            data=obj.get("data", {}),
+            prev=obj["prev"],
+            hash=obj["hash"],
+            session=obj.get("session", ""),
+            mac=obj.get("mac", ""),
         )
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"seq": self.seq, "ts": self.ts, "kind": self.kind, "data": self.data,
-                               "prev": self.prev, "hash": self.hash}
+        out: dict[str, Any] = {
+            "seq": self.seq,
+            "ts": self.ts,
+            "kind": self.kind,
+            "data": self.data,
+            "prev": self.prev,
+            "hash": self.hash,
+        }
         if self.session:
             out["session"] = self.session
         if self.mac:
@@ -206,7 +218,9 @@ class Failure:
     seq: int | None = None
 
     def __str__(self) -> str:
-        where = f"line {self.line}" + (f" (seq {self.seq})" if self.seq is not None else "") if self.line else ""
+        where = (
+            f"line {self.line}" + (f" (seq {self.seq})" if self.seq is not None else "") if self.line else ""
+        )
         return f"{self.kind.value}: {where + ': ' if where else ''}{self.message}"
 
 
@@ -295,8 +309,9 @@ class KeyStore:
         self._ensure_folder()
         key = Ed25519PrivateKey.generate()
         self._store_public(key.public_key())
-        pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
+        pem = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
         _write_private(self.signing_path, pem)
         return key
 
@@ -304,7 +319,9 @@ class KeyStore:
         path = self.folder / f"{public_key_id(public)}.pub"
         if not path.exists():
             self._ensure_folder()
-            pem = public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+            pem = public.public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             tmp.write_bytes(pem)
             os.replace(tmp, path)
@@ -376,7 +393,9 @@ def _public_from_b64(text: str) -> Ed25519PublicKey:
 
 
 def _public_b64(key: Ed25519PublicKey) -> str:
-    return base64.b64encode(key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)).decode()
+    return base64.b64encode(
+        key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    ).decode()
 
 
 # --------------------------------------------------------------------------
@@ -398,7 +417,7 @@ def _last_line(fd: int, size: int) -> tuple[bytes, int]:
         buf = os.pread(fd, pos - start, start) + buf
         cut = buf.rfind(b"\n")
         if cut >= 0:
-            return buf[cut + 1:], start + cut + 1
+            return buf[cut + 1 :], start + cut + 1
         pos = start
     return buf, 0
 
@@ -417,7 +436,7 @@ def _split_torn(fd: int, size: int) -> tuple[int, bytes]:
         cut = chunk.rfind(b"\n")
         if cut >= 0:
             offset = start + cut + 1
-            return offset, tail[cut + 1:]
+            return offset, tail[cut + 1 :]
     return 0, tail
 
 
@@ -618,8 +637,12 @@ class AuditLog:
         try:
             obj = json.loads(torn)
             record = AuditRecord.from_json(obj)
-            if (record.seq == seq + 1 and record.prev == head and _record_hash(obj) == record.hash
-                    and canonical_json(obj).encode() == torn):
+            if (
+                record.seq == seq + 1
+                and record.prev == head
+                and _record_hash(obj) == record.hash
+                and canonical_json(obj).encode() == torn
+            ):
                 os.write(fd, b"\n")
                 return record.seq, record.hash
         except (ValueError, KeyError, TypeError):
@@ -630,20 +653,27 @@ class AuditLog:
             out.write(torn + b"\n")
         os.ftruncate(fd, offset)
         self._known = (offset, seq, head)
-        data = {"droppedBytes": len(torn), "offset": offset, "savedTo": aside.name,
-                "reason": "torn last line after an interrupted write"}
+        data = {
+            "droppedBytes": len(torn),
+            "offset": offset,
+            "savedTo": aside.name,
+            "reason": "torn last line after an interrupted write",
+        }
         return self._append_locked(fd, RECOVERY_KIND, data, "", time.time(), seq, head)
 
     # -- appending -------------------------------------------------------------
 
-    def append(self, kind: str, data: Mapping[str, Any] | None = None, *, session: str = "",
-               ts: float | None = None) -> AuditRecord:
+    def append(
+        self, kind: str, data: Mapping[str, Any] | None = None, *, session: str = "", ts: float | None = None
+    ) -> AuditRecord:
         """Chain one record and write it; checkpoint when ``checkpoint_every`` is reached."""
         if not isinstance(kind, str) or not kind.strip() or "\n" in kind:
             raise AuditError(f"an audit record kind must be a non-empty single-line string, not {kind!r}")
         if kind.startswith(RESERVED_PREFIX):
-            raise AuditError(f"audit record kinds starting with {RESERVED_PREFIX!r} are written only by the "
-                             f"audit log itself; choose another kind than {kind!r}")
+            raise AuditError(
+                f"audit record kinds starting with {RESERVED_PREFIX!r} are written only by the "
+                f"audit log itself; choose another kind than {kind!r}"
+            )
         payload = plain_json(dict(data or {}))
         with self.locked() as fd:
             seq, head = self._tail(fd)
@@ -665,8 +695,9 @@ class AuditLog:
             self._hmac = (self.keystore.hmac_path.stat().st_mtime_ns, key_id, key)
         return self._hmac[1], self._hmac[2]
 
-    def _append_locked(self, fd: int, kind: str, data: Any, session: str, ts: float,
-                       seq: int, head: str) -> tuple[int, str]:
+    def _append_locked(
+        self, fd: int, kind: str, data: Any, session: str, ts: float, seq: int, head: str
+    ) -> tuple[int, str]:
         # The canonical line is assembled around one serialisation of the payload;
         # keys in sorted order: data, hash, kind, mac, prev, seq, session, ts.
         stamp = _iso(ts)
@@ -764,8 +795,11 @@ class AuditLog:
         with self.locked() as fd:
             seq, head = self._tail(fd)
             old, new = self.keystore.rotate_signing()
-            data: dict[str, Any] = {"oldKey": public_key_id(old.public_key()), "newKey": public_key_id(new.public_key()),
-                                    "publicKey": _public_b64(new.public_key())}
+            data: dict[str, Any] = {
+                "oldKey": public_key_id(old.public_key()),
+                "newKey": public_key_id(new.public_key()),
+                "publicKey": _public_b64(new.public_key()),
+            }
             if self.use_hmac:
                 new_hmac_id, _ = self.keystore.new_hmac()
                 data["hmacKey"] = new_hmac_id
@@ -843,17 +877,23 @@ def verify_log(
                     FailureKind.CHECKPOINT_MISMATCH,
                     f"checkpoint {index} ({cp.ts}) says record {cp.size} has hash {cp.head[:16]}…, "
                     f"the log has {head_hash[:16]}… (the log was rewritten)",
-                    line_no, size)
+                    line_no,
+                    size,
+                )
             key = trust.get(cp.key)
             if key is None:
                 why = "not trusted" if pinned else "not in the keyring"
-                return Failure(FailureKind.BAD_SIGNATURE,
-                               f"checkpoint {index} (size {cp.size}) is signed by key {cp.key}, which is {why}")
+                return Failure(
+                    FailureKind.BAD_SIGNATURE,
+                    f"checkpoint {index} (size {cp.size}) is signed by key {cp.key}, which is {why}",
+                )
             try:
                 key.verify(base64.b64decode(cp.sig, validate=True), cp.body())
             except (InvalidSignature, ValueError):
-                return Failure(FailureKind.BAD_SIGNATURE,
-                               f"checkpoint {index} (size {cp.size}, key {cp.key}) has an invalid signature")
+                return Failure(
+                    FailureKind.BAD_SIGNATURE,
+                    f"checkpoint {index} (size {cp.size}, key {cp.key}) has an invalid signature",
+                )
             if cp.key not in used_keys:
                 used_keys.append(cp.key)
             # A valid checkpoint vouches for every rotation record it covers.
@@ -866,9 +906,13 @@ def verify_log(
         handle = path.open("rb")
     except FileNotFoundError:
         if checkpoints:
-            return report(Failure(FailureKind.TRUNCATED,
-                                  f"the log is missing but {len(checkpoints)} checkpoints exist "
-                                  f"(last at {checkpoints[-1].size} records)"))
+            return report(
+                Failure(
+                    FailureKind.TRUNCATED,
+                    f"the log is missing but {len(checkpoints)} checkpoints exist "
+                    f"(last at {checkpoints[-1].size} records)",
+                )
+            )
         return VerifyReport(path, 0, 0, GENESIS, None, ("no audit log yet",))
     with handle:
         lines = iter(handle)
@@ -878,16 +922,24 @@ def verify_log(
             line_no += 1
             expected = seq + 1
             if not raw.endswith(b"\n"):
-                return report(Failure(
-                    FailureKind.TORN,
-                    f"the last line is incomplete ({len(raw)} bytes, an interrupted write); the next "
-                    "write or `clawcore audit verify --repair` sets it aside without losing earlier records",
-                    line_no))
+                return report(
+                    Failure(
+                        FailureKind.TORN,
+                        f"the last line is incomplete ({len(raw)} bytes, an interrupted write); the next "
+                        "write or `clawcore audit verify --repair` sets it aside without losing "
+                        "earlier records",
+                        line_no,
+                    )
+                )
             try:
                 obj = json.loads(raw)
                 record = AuditRecord.from_json(obj)
-                if not (isinstance(record.seq, int) and isinstance(record.hash, str)
-                        and isinstance(record.prev, str) and isinstance(record.mac, str)):
+                if not (
+                    isinstance(record.seq, int)
+                    and isinstance(record.hash, str)
+                    and isinstance(record.prev, str)
+                    and isinstance(record.mac, str)
+                ):
                     raise TypeError("seq, prev, hash or mac has the wrong type")
             except (ValueError, KeyError, TypeError) as exc:
                 return report(Failure(FailureKind.MALFORMED, f"not an audit record ({exc})", line_no))
@@ -901,43 +953,79 @@ def verify_log(
             else:
                 digest = _record_hash(obj)
             if digest != record.hash:
-                return report(Failure(FailureKind.EDITED,
-                                      "the content does not match its hash (the record was edited)",
-                                      line_no, record.seq))
+                return report(
+                    Failure(
+                        FailureKind.EDITED,
+                        "the content does not match its hash (the record was edited)",
+                        line_no,
+                        record.seq,
+                    )
+                )
             if not canonical:
-                return report(Failure(FailureKind.EDITED, "the line is not in canonical form (it was rewritten)",
-                                      line_no, record.seq))
+                return report(
+                    Failure(
+                        FailureKind.EDITED,
+                        "the line is not in canonical form (it was rewritten)",
+                        line_no,
+                        record.seq,
+                    )
+                )
             if record.seq > expected:
                 later = _peek_seq(upcoming)
                 if later is not None and later < record.seq:
-                    return report(Failure(FailureKind.REORDERED,
-                                          f"seq {record.seq} comes before seq {later}: records were moved",
-                                          line_no, record.seq))
-                return report(Failure(FailureKind.SEQ_GAP,
-                                      f"seq jumps from {seq} to {record.seq}: "
-                                      f"{record.seq - expected} record(s) missing", line_no, record.seq))
+                    return report(
+                        Failure(
+                            FailureKind.REORDERED,
+                            f"seq {record.seq} comes before seq {later}: records were moved",
+                            line_no,
+                            record.seq,
+                        )
+                    )
+                return report(
+                    Failure(
+                        FailureKind.SEQ_GAP,
+                        f"seq jumps from {seq} to {record.seq}: {record.seq - expected} record(s) missing",
+                        line_no,
+                        record.seq,
+                    )
+                )
             if record.seq < expected:
-                return report(Failure(FailureKind.REORDERED,
-                                      f"seq {record.seq} after {seq}: a record was inserted or moved",
-                                      line_no, record.seq))
+                return report(
+                    Failure(
+                        FailureKind.REORDERED,
+                        f"seq {record.seq} after {seq}: a record was inserted or moved",
+                        line_no,
+                        record.seq,
+                    )
+                )
             if record.prev != head:
-                return report(Failure(FailureKind.BROKEN_LINK,
-                                      f"prev does not match the hash of record {seq} "
-                                      "(a record was replaced or removed)", line_no, record.seq))
+                return report(
+                    Failure(
+                        FailureKind.BROKEN_LINK,
+                        f"prev does not match the hash of record {seq} (a record was replaced or removed)",
+                        line_no,
+                        record.seq,
+                    )
+                )
             if record.mac:
                 key_id, _, mac = record.mac.partition(":")
                 key = hmac_keys.get(key_id)
                 if key is None:
                     mac_unchecked += 1
                 elif not hmac_module.compare_digest(
-                        hmac_module.new(key, record.hash.encode(), hashlib.sha256).hexdigest(), mac):
-                    return report(Failure(FailureKind.BAD_MAC, "the record's HMAC is wrong", line_no, record.seq))
+                    hmac_module.new(key, record.hash.encode(), hashlib.sha256).hexdigest(), mac
+                ):
+                    return report(
+                        Failure(FailureKind.BAD_MAC, "the record's HMAC is wrong", line_no, record.seq)
+                    )
             elif require_mac:
                 return report(Failure(FailureKind.BAD_MAC, "the record has no HMAC", line_no, record.seq))
             if record.kind == ROTATION_KIND and isinstance(record.data, Mapping):
                 try:
                     new_key = _public_from_b64(str(record.data["publicKey"]))
-                    rotations.append((record.seq, str(record.data.get("oldKey", "")), public_key_id(new_key), new_key))
+                    rotations.append(
+                        (record.seq, str(record.data.get("oldKey", "")), public_key_id(new_key), new_key)
+                    )
                 except (KeyError, ValueError) as exc:
                     warnings.append(f"seq {record.seq}: unusable key rotation record ({exc})")
             seq, head = record.seq, record.hash
@@ -946,14 +1034,22 @@ def verify_log(
                 return report(failure)
     if pending < len(checkpoints):
         last = checkpoints[-1]
-        return report(Failure(FailureKind.TRUNCATED,
-                              f"the log has {seq} records but checkpoint of {last.ts} covers {last.size}: "
-                              f"{last.size - seq} record(s) were cut off", line_no, None))
+        return report(
+            Failure(
+                FailureKind.TRUNCATED,
+                f"the log has {seq} records but checkpoint of {last.ts} covers {last.size}: "
+                f"{last.size - seq} record(s) were cut off",
+                line_no,
+                None,
+            )
+        )
     if mac_unchecked:
         warnings.append(f"{mac_unchecked} record HMAC(s) not checked: their key is not available here")
     if checkpoints and checkpoints[-1].size < seq:
-        warnings.append(f"{seq - checkpoints[-1].size} record(s) after the last checkpoint are covered only "
-                        "by the hash chain")
+        warnings.append(
+            f"{seq - checkpoints[-1].size} record(s) after the last checkpoint are covered only "
+            "by the hash chain"
+        )
     return VerifyReport(path, seq, len(checkpoints), head, None, tuple(warnings), tuple(used_keys))
 
 

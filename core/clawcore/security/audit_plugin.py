@@ -32,19 +32,38 @@ AUDIT_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "description": "The hash-chained audit log.",
     "properties": {
-        "enabled": {"type": "boolean", "default": True,
-                    "description": "Write audit records (turning this off is reported by `security audit`)."},
-        "path": {"type": "string", "default": "audit/audit.jsonl",
-                 "description": "The JSONL log; relative paths are under $CLAWCORE_HOME."},
-        "keys": {"type": "string", "default": "audit/keys",
-                 "description": "Folder of the Ed25519 signing key, public keys and HMAC keys; "
-                                "relative paths are under $CLAWCORE_HOME."},
-        "checkpointEvery": {"type": "integer", "minimum": 0, "default": DEFAULT_CHECKPOINT_EVERY,
-                            "description": "Sign a checkpoint after every N records (0: only on close)."},
-        "hmac": {"type": "boolean", "default": False,
-                 "description": "Add an HMAC-SHA256 to every record (key in the keys folder)."},
-        "fsync": {"enum": ["checkpoint", "always"], "default": "checkpoint",
-                  "description": "fsync after every record, or only at checkpoints."},
+        "enabled": {
+            "type": "boolean",
+            "default": True,
+            "description": "Write audit records (turning this off is reported by `security audit`).",
+        },
+        "path": {
+            "type": "string",
+            "default": "audit/audit.jsonl",
+            "description": "The JSONL log; relative paths are under $CLAWCORE_HOME.",
+        },
+        "keys": {
+            "type": "string",
+            "default": "audit/keys",
+            "description": "Folder of the Ed25519 signing key, public keys and HMAC keys; "
+            "relative paths are under $CLAWCORE_HOME.",
+        },
+        "checkpointEvery": {
+            "type": "integer",
+            "minimum": 0,
+            "default": DEFAULT_CHECKPOINT_EVERY,
+            "description": "Sign a checkpoint after every N records (0: only on close).",
+        },
+        "hmac": {
+            "type": "boolean",
+            "default": False,
+            "description": "Add an HMAC-SHA256 to every record (key in the keys folder).",
+        },
+        "fsync": {
+            "enum": ["checkpoint", "always"],
+            "default": "checkpoint",
+            "description": "fsync after every record, or only at checkpoints.",
+        },
     },
 }
 
@@ -77,8 +96,13 @@ class AuditSettings:
 
     def open(self) -> AuditLog:
         """A new writer for this log (the caller closes it)."""
-        return AuditLog(self.path, keys=self.keys, checkpoint_every=self.checkpoint_every,
-                        use_hmac=self.hmac, fsync=self.fsync)
+        return AuditLog(
+            self.path,
+            keys=self.keys,
+            checkpoint_every=self.checkpoint_every,
+            use_hmac=self.hmac,
+            fsync=self.fsync,
+        )
 
 
 # One writer per log for the life of the process: appends reuse the open file
@@ -148,8 +172,10 @@ def config_fingerprint(config: Mapping[str, Any]) -> dict[str, str]:
     from clawcore.security.secrets import redact_data
 
     redacted = redact_data(dict(config))
-    return {str(name): hashlib.sha256(canonical_json(plain_json(section)).encode()).hexdigest()[:16]
-            for name, section in sorted(redacted.items(), key=lambda item: str(item[0]))}
+    return {
+        str(name): hashlib.sha256(canonical_json(plain_json(section)).encode()).hexdigest()[:16]
+        for name, section in sorted(redacted.items(), key=lambda item: str(item[0]))
+    }
 
 
 def _record_config(log: AuditLog, settings: AuditSettings, config: Mapping[str, Any]) -> None:
@@ -159,7 +185,9 @@ def _record_config(log: AuditLog, settings: AuditSettings, config: Mapping[str, 
         return
     _RECORDED_CONFIG[settings] = config
     sections = config_fingerprint(config)
-    previous = next((r for r in reversed(tail_records(settings.path, 2000)) if r.kind == "config.loaded"), None)
+    previous = next(
+        (r for r in reversed(tail_records(settings.path, 2000)) if r.kind == "config.loaded"), None
+    )
     log.append("config.loaded", {"sections": sections})
     if previous is not None and isinstance(previous.data.get("sections"), Mapping):
         before = previous.data["sections"]
