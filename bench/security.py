@@ -142,18 +142,18 @@ def ladder(console: Console, home: Path, base: Mapping[str, Any], data: Path, qu
             continue
         rungs.append((label, rt, ""))
     for name, cases in corpora.items():
-        for label, rt, why in rungs:
-            if rt is None:
+        for label, rung, why in rungs:
+            if rung is None:
                 table.add_row(name, label, why, "", "")
                 continue
-            results, seconds = run(Scanner(rt), cases)
+            results, seconds = run(Scanner(rung), cases)
             attack = [r for r, c in zip(results, cases, strict=True) if c["label"] == "attack"]
             benign = [r for r, c in zip(results, cases, strict=True) if c["label"] == "benign"]
             table.add_row(name, label, pct(sum(r.flagged for r in attack), len(attack)),
                           pct(sum(r.flagged for r in benign), len(benign)), latency(seconds))
-    for _, rt, _ in rungs:
-        if rt is not None:
-            rt.close()
+    for _, rung, _ in rungs:
+        if rung is not None:
+            rung.close()
     console.print(table)
 
 

@@ -1339,7 +1339,7 @@ def _elevated(cmd: SimpleCommand) -> bool:
 
 def _leading_options(args: list[str]) -> list[str]:
     """The options before the first operand (``ssh -R 80:x:80 host cmd -R`` → ``-R 80:x:80``)."""
-    out = []
+    out: list[str] = []
     for a in args:
         if not a.startswith("-"):
             if out and re.fullmatch(r"-[a-zA-Z]*[RDLpilobcFEeJmOoQSwW]", out[-1]):
@@ -1392,7 +1392,7 @@ def _strip_at(arg: str) -> str:
 
 
 def _upstream(cmd: SimpleCommand | None) -> list[SimpleCommand]:
-    chain = []
+    chain: list[SimpleCommand] = []
     while cmd is not None and len(chain) < 32:
         chain.append(cmd)
         cmd = cmd.stdin_from
@@ -1400,7 +1400,7 @@ def _upstream(cmd: SimpleCommand | None) -> list[SimpleCommand]:
 
 
 def _downstream(cmd: SimpleCommand) -> list[SimpleCommand]:
-    chain = []
+    chain: list[SimpleCommand] = []
     nxt = cmd.stdout_to
     while nxt is not None and len(chain) < 32:
         chain.append(nxt)
@@ -1527,7 +1527,7 @@ def _is_letter_cipher(args: list[str]) -> bool:
 
 
 def _tr_set(spec: str) -> str:
-    out = []
+    out: list[str] = []
     i = 0
     spec = shell.decode_escapes(spec)
     while i < len(spec):

@@ -511,8 +511,9 @@ class _Reader:
                 self.out.commands[-1].background = True
             joined_by = tok.text if tok.text != ";;" else ";"
 
-    def parse_pipeline(self, tok: _Tok, index: int, joined_by: str, *, in_loop: bool) -> _Tok | None:
+    def parse_pipeline(self, first: _Tok, index: int, joined_by: str, *, in_loop: bool) -> _Tok | None:
         previous: SimpleCommand | None = None
+        tok: _Tok | None = first
         while True:
             cmd, tok = self.parse_command(tok, index, joined_by, in_loop=in_loop)
             if cmd is not None:
