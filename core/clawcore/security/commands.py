@@ -175,6 +175,7 @@ _CODE_SPAWN = re.compile(
 _CODE_FETCH = re.compile(
     r"(urlopen|urllib|requests\.(get|post)|http\.client|httpx|file_get_contents\s*\(\s*['\"]https?|"
     r"LWP::|Net::HTTP|open-uri|URI\.open|fetch\s*\(|https?\.get|curl_exec|Invoke-WebRequest|"
+    r"get\s*\(\s*['\"]https?://|request\s*\(\s*['\"]https?://|"
     r"DownloadString|wget|curl)", re.IGNORECASE)
 _CODE_EVAL = re.compile(r"\b(exec|eval|compile|system|popen|passthru|shell_exec|assert|Function)\s*\(|"
                         r"\bsystem\b|\beval\b|IEX\b|Invoke-Expression|instance_eval|load\s*\(", re.IGNORECASE)
@@ -309,6 +310,8 @@ class _Judge:
             self.deny("shellshock", "defines a function the Shellshock way (`() { :;};`): an exploit probe")
         if len(text) > 20000:
             self.confirm("oversized", "the command is longer than 20000 characters")
+        if re.search(r"\bztcp\b", text) and re.search(r"\b(ba|z|da|k)?sh\b[^|;&]*[<>]&", text):
+            self.deny("reverse-shell", "connects a shell to a zsh TCP socket")
         if _CODE_REVERSE_SHELL.search(text) and _CODE_SPAWN.search(text) and re.search(
                 r"\d+\.\d+\.\d+\.\d+|connect\s*\(", text):
             self.deny("reverse-shell", "carries code that connects a shell to a remote host")
@@ -513,6 +516,10 @@ class _Judge:
             for arg in args:
                 if arg not in values and _is_credential(_strip_at(arg)):
                     self._credential_read(cmd, name, arg)
+        if name in ("grep", "egrep", "rg", "ag", "ack", "find", "locate") and re.search(
+                r"PRIVATE KEY|aws_secret|secret_access|api[_-]?key\b|id_rsa|\.pem\b|password\s*=", " ".join(args),
+                re.IGNORECASE) and any(_norm(a) in ("/", "~", "/home", "/root", "/etc", "/Users") for a in args):
+            self.confirm("credential-search", f"{name} searches the machine for credentials")
         if _MINER.search(" ".join(argv)):
             self.deny("crypto-miner", "runs or fetches a cryptocurrency miner")
         if name in SENDERS and any(_METADATA.search(a) for a in args):
@@ -781,6 +788,9 @@ class _Judge:
         secret_subs = [c for c in cmd.substitutions if _reads_secret(c)]
         if secret_subs:
             self.deny("exfiltration", f"{name} sends the contents of a credential or the environment")
+        elif any(_GLUED_SUBSTITUTION.match(w.raw) or re.search(r"(\$\(|`)[^`)]*[`)]\.[\w-]+\.", w.raw)
+                 for w in cmd.words[1:]) and cmd.substitutions:
+            self.confirm("exfiltration", f"{name} puts a command's output into a network destination")
         if name in ("scp", "rsync", "sftp", "rclone") and any(_REMOTE_SPEC.match(a) for a in args):
             values = {args[k + 1] for k in range(len(args) - 1) if args[k] in ("-e", "-i", "-F", "--rsh", "-o")}
             if any(_is_strong_credential(a) for a in args if not _REMOTE_SPEC.match(a) and a not in values):
@@ -1034,6 +1044,8 @@ def _systemctl(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     verbs = [a for a in args if not a.startswith("-")]
     if cmd.name == "service" and len(verbs) >= 2:
         verbs = [verbs[1], verbs[0]]
+    if verbs and verbs[0] in ("enable", "link", "reenable") and cmd.name == "systemctl":
+        j.confirm("persistence", f"systemctl {verbs[0]} makes a service start automatically")
     if verbs and verbs[0] in ("stop", "disable", "mask", "kill"):
         if any(_SECURITY_SERVICES.match(v) for v in verbs[1:]):
             j.deny("defense-evasion", f"turns off the security service {verbs[1]}")
