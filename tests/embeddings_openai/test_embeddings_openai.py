@@ -220,3 +220,17 @@ def test_retry_after_parsing() -> None:
     assert 25 < (retry_after_seconds({"retry-after": future}) or 0) <= 31
     assert retry_after_seconds({"retry-after": "soon"}) is None
     assert retry_after_seconds({}) is None
+
+
+def test_config_show_masks_the_keys(clawcore_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    from clawcore.cli import main
+
+    (clawcore_home / "clawcore.yaml").write_text(yaml.safe_dump({
+        "memory": {"embeddings": {"provider": "none", "openai": {"apiKey": SECRET}}},
+        "models": {"openai": {"apiKey": SECRET}},
+    }))
+    assert main(["config", "show"]) == 0
+    out = capsys.readouterr().out
+    assert "apiKey" in out and SECRET not in out
