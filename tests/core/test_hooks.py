@@ -9,6 +9,14 @@ from clawcore.errors import PluginError
 from clawcore.hooks import Hooks, strictest
 
 
+@pytest.fixture
+def plugin_manager():
+    """A manager with no plugins at all: only the test's own answers count."""
+    from clawcore.plugins import get_plugin_manager
+
+    return get_plugin_manager(load_entrypoints=False, builtins=False)
+
+
 def ctx(tmp_path) -> HookContext:
     return HookContext("s1", tmp_path, tmp_path, {})
 

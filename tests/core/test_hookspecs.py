@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from clawcore import hookspecs
-from clawcore.types import HookContext, Message, ToolCall, ToolResult
+from clawcore.types import AuditEvent, HookContext, Message, ToolCall, ToolResult
 
 SPECS = sorted(
     name for name, fn in vars(hookspecs).items()
@@ -56,7 +56,7 @@ def _arguments(name: str, tmp_path: Path) -> dict:
         "summary": "sum",
         "compaction_count": 1,
         "register": lambda *a, **k: None,
-        "event": None,
+        "event": AuditEvent("test.event", {"n": 1}),
         "config": {},
         "home": tmp_path,
         "cli": None,

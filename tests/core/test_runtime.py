@@ -42,7 +42,9 @@ def wired(clawcore_home, plugin_manager, register_plugin):
     register_plugin(tool, "echo-tool")
 
     def make(**kwargs):
-        return Runtime(clawcore_home, config={}, plugin_manager=plugin_manager, **kwargs)
+        # the builtin policy confirms tools that no list names: allow the test tool by name
+        config = {"tools": {"policy": {"allow": ["echo_test"]}}}
+        return Runtime(clawcore_home, config=config, plugin_manager=plugin_manager, **kwargs)
 
     return make, sink, tool, register_plugin
 
