@@ -30,11 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from clawcore.memory import Memory, SearchResult, open_memory
 from clawcore.plugins import PluginSettings, get_plugin_manager
+from rich.console import Console
+from rich.table import Table
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "eval" / "locomo-dev"
 MODES = ("bm25", "vector", "hybrid")
@@ -232,7 +231,6 @@ def main(argv: list[str] | None = None) -> int:
         tmp = args.index_dir or Path(tmp_name)
         tmp.mkdir(parents=True, exist_ok=True)
         if args.sweep:
-            rows = []
             grid_tokens = [tuple(int(x) for x in g.split("/")) for g in args.grid.split(",")]
             fusions = [("weighted", 0.3, 0.7), ("weighted", 0.5, 0.5), ("weighted", 0.6, 0.4),
                        ("weighted", 0.7, 0.3), ("rrf", 1.0, 1.0), ("rrf", 2.0, 1.0)]
@@ -243,10 +241,10 @@ def main(argv: list[str] | None = None) -> int:
                 memories = open_indexes(args, pm, workspaces, tmp, tokens=tokens, overlap=overlap)
                 variants = [("bm25", None)] + ([("hybrid", f) for f in fusions] if args.provider != "none" else [])
                 for mode, fusion in variants:
-                    over = {"per_file": per_file}
+                    over: dict[str, Any] = {"per_file": per_file}
                     if fusion:
                         over |= {"fusion": fusion[0], "text_weight": fusion[1], "vector_weight": fusion[2]}
-                    for ws, memory in memories.items():
+                    for memory in memories.values():
                         memory.settings = _with_search(memory, args, over)
                     m = evaluate(memories, questions, texts, mode)["overall"]
                     label = mode if not fusion else f"{fusion[0]} {fusion[1]}/{fusion[2]}"

@@ -15,18 +15,16 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from clawcore.memory import open_memory
 from clawcore.plugins import PluginSettings, get_plugin_manager
+from rich.console import Console
+from rich.table import Table
 
 CHUNKS_PER_FILE = 20
 
@@ -69,7 +67,7 @@ def plugin_manager(provider: str) -> Any:
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def run(size: int, args: argparse.Namespace, console: Console) -> dict[str, Any]:
@@ -104,13 +102,13 @@ def run(size: int, args: argparse.Namespace, console: Console) -> dict[str, Any]
                 start = rng.randrange(max(len(words) - 5, 1))
                 queries.append(" ".join(words[start : start + 5]))
             latency: dict[str, list[float]] = {"bm25": [], "vector": [], "hybrid": []}
-            for mode in latency:
+            for mode, times in latency.items():
                 if mode != "bm25" and memory.provider is None:
                     continue
                 for query in queries:
                     started = time.perf_counter()
                     memory.search(query, keyword=mode != "vector", vector=mode != "bm25")
-                    latency[mode].append((time.perf_counter() - started) * 1000)
+                    times.append((time.perf_counter() - started) * 1000)
         finally:
             memory.close()
         size_mb = sum(p.stat().st_size for p in index.parent.iterdir()) / 1e6

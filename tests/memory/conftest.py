@@ -8,7 +8,6 @@ from typing import Any
 
 import pluggy
 import pytest
-
 from clawcore.memory import Memory, open_memory
 from clawcore.testing.providers import HashEmbeddingPlugin
 

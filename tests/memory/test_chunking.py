@@ -1,10 +1,11 @@
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+import itertools
 
 from clawcore.memory.chunking import ChunkingSettings, chunk_markdown
 from clawcore.memory.tokens import estimate_tokens
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def test_chunks_keep_one_based_line_ranges_and_text() -> None:
@@ -26,7 +27,7 @@ def test_budget_splits_at_paragraphs_not_inside_lines() -> None:
         for offset, line in enumerate(chunk.text.splitlines()):
             assert line in lines[chunk.start_line - 1 : chunk.end_line]
     # consecutive chunks cover the file without gaps
-    for before, after in zip(chunks, chunks[1:]):
+    for before, after in itertools.pairwise(chunks):
         assert after.start_line <= before.end_line + 3
 
 
@@ -34,7 +35,7 @@ def test_overlap_repeats_trailing_lines() -> None:
     text = "\n".join(f"fact number {i} is about topic {i}" for i in range(60))
     chunks = chunk_markdown(text, ChunkingSettings(tokens=60, overlap=20))
     assert len(chunks) > 2
-    for before, after in zip(chunks, chunks[1:]):
+    for before, after in itertools.pairwise(chunks):
         assert after.start_line <= before.end_line  # shares at least one line
         assert after.end_line > before.end_line  # and always makes progress
 

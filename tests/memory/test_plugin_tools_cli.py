@@ -8,11 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
-
 from clawcore.hooks import Hooks
 from clawcore.memory import open_memory
 from clawcore.memory.plugin import HybridRetriever
-from clawcore.memory.watch import watch
+from clawcore.memory.watch import watch_memory
 from clawcore.runtime import ToolContext
 from clawcore.testing.contracts import RetrieverContract
 
@@ -108,7 +107,7 @@ def test_watch_syncs_after_a_change(workspace: Path, open_mem) -> None:
     memory = open_mem(workspace)
     reports = []
     stop = threading.Event()
-    thread = threading.Thread(target=watch, args=(memory, reports.append),
+    thread = threading.Thread(target=watch_memory, args=(memory, reports.append),
                               kwargs={"interval_s": 0.05, "debounce_s": 0.1, "stop": stop})
     thread.start()
     try:

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-
 from clawcore import hookimpl
 from clawcore.memory import open_memory
 from clawcore.memory.store import connect
@@ -96,7 +95,7 @@ def test_a_sync_killed_midway_is_completed_by_the_next(tmp_path: Path, hash_pm) 
                 store = connect(index)
                 indexed = store.conn.execute("SELECT count(*) FROM files").fetchone()[0]
                 store.close()
-            except Exception:
+            except Exception:  # noqa: BLE001 - the worker may be mid-write; try again
                 indexed = 0
     worker.send_signal(signal.SIGKILL)
     worker.wait(timeout=10)
@@ -271,3 +270,12 @@ def test_foreign_files_at_the_index_path(workspace: Path, open_mem, tmp_path: Pa
     index.write_bytes(garbage)
     memory = open_mem(workspace, index=index)
     assert memory.search("pizza").results[0].path == "memory/2024-05-01.md"
+
+
+def test_unwritable_index_location_is_one_clear_error(workspace: Path, open_mem, tmp_path: Path) -> None:
+    from clawcore.errors import MemoryAccessError
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the index folder should be")
+    with pytest.raises(MemoryAccessError, match="cannot open the memory index"):
+        open_mem(workspace, index=blocker / "index" / "memory.sqlite")

@@ -5,14 +5,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from clawcore import hookimpl
 from clawcore.errors import ConfigError, MemoryAccessError
 from clawcore.memory import SearchResponse, open_memory
 from clawcore.testing.providers import HashEmbeddingProvider
 from clawcore.types import ProviderUnavailable
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 
 def test_hybrid_search_finds_and_cites(workspace: Path, open_mem) -> None:

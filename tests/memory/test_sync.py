@@ -5,7 +5,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from clawcore.testing.providers import HashEmbeddingPlugin, HashEmbeddingProvider
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import click
@@ -114,12 +115,16 @@ def status(state: CliState, as_json: bool) -> None:
 @click.pass_obj
 def watch(state: CliState, interval: float | None, debounce: float | None) -> None:
     """Keep the index current: sync whenever memory files change (Ctrl-C stops)."""
-    from clawcore.memory.watch import watch as run_watch
+    from clawcore.memory.watch import watch_memory
 
     memory = state.runtime().memory
     click.echo(f"watching {memory.workspace} (Ctrl-C to stop)")
+
+    def report(result: SyncReport) -> None:
+        _print_report(result)
+        sys.stdout.flush()
+
     try:
-        run_watch(memory, lambda report: (_print_report(report), click.get_text_stream("stdout").flush()),
-                  interval_s=interval, debounce_s=debounce)
+        watch_memory(memory, report, interval_s=interval, debounce_s=debounce)
     except KeyboardInterrupt:
         click.echo("stopped")

@@ -84,7 +84,7 @@ def choose_provider(
         except ProviderUnavailable as exc:
             skipped.append(f"{name}: {exc}")
             continue
-        except Exception as exc:  # a broken optional provider falls back, it does not crash memory
+        except Exception as exc:  # noqa: BLE001 - a broken optional provider falls back, it does not crash memory
             skipped.append(f"{name}: failed to start ({type(exc).__name__}: {exc})")
             continue
         return ProviderChoice(provider, tuple(skipped), degraded=explicit and bool(skipped))

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -46,8 +46,11 @@ IDENTITY = ("schema", "fts", "provider", "model", "dims", "chunkTokens", "chunkO
 
 
 def _is_corruption(exc: BaseException) -> bool:
+    """True for errors that mean the file's contents are broken; False for ones about
+    where it lives or who holds it (permissions, locks, a full disk), which a rebuild cannot fix."""
     text = str(exc).lower()
-    return any(s in text for s in ("malformed", "not a database", "corrupt", "disk image", "file is encrypted"))
+    environmental = ("unable to open", "locked", "readonly", "read-only", "permission", "disk is full", "busy")
+    return not any(s in text for s in environmental)
 
 
 @dataclass
@@ -103,7 +106,7 @@ class Memory:
                 self._store = None
             self._closed = True
 
-    def __enter__(self) -> Memory:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
@@ -150,12 +153,20 @@ class Memory:
             if row is None or row[0] != "ok":
                 raise _CorruptIndex(f"integrity check failed: {row[0] if row else 'no answer'}")
             meta = store.meta()
-        except (*DATABASE_ERRORS, _CorruptIndex) as exc:
+        except (*DATABASE_ERRORS, _CorruptIndex) as exc:  # type: ignore[misc]
             if store is not None:
                 store.close()
+            if not isinstance(exc, _CorruptIndex) and not _is_corruption(exc):
+                raise MemoryAccessError(
+                    f"cannot open the memory index {path}: {exc}; check that its folder is writable"
+                ) from exc
             self._quarantine(exc)
             store = connect(path)
             meta = {}
+        except OSError as exc:
+            raise MemoryAccessError(
+                f"cannot open the memory index {path}: {exc.strerror or exc}; check that its folder is writable"
+            ) from exc
         self._store = store
         self._inode = os.stat(path).st_ino
         self._matrix = None
@@ -222,7 +233,7 @@ class Memory:
         :raises LockTimeout: another process held the index for too long.
         """
         with self._lock:
-            self.store  # raises when closed
+            _ = self.store  # raises when closed
             with self._file_lock:
                 return self._sync_locked(progress, force)
 
@@ -368,7 +379,7 @@ class Memory:
                     found[h] = blob
                     fresh.append((h, blob))
                 counts.embedded += len(hashes)
-        except Exception as exc:  # the provider's failure must not stop keyword indexing
+        except Exception as exc:  # noqa: BLE001 - the provider's failure must not stop keyword indexing
             self._warn(
                 f"embedding provider {provider.name!r} failed during sync ({type(exc).__name__}: {exc}); "
                 "those chunks are searchable by keyword now and get vectors on the next sync"
@@ -602,7 +613,7 @@ class Memory:
                 else:
                     try:
                         [qv] = embed_checked(provider, [query])
-                    except Exception as exc:  # the provider's failure must not fail the search
+                    except Exception as exc:  # noqa: BLE001 - the provider's failure must not fail the search
                         reason = (
                             f"embedding provider {provider.name!r} failed for this query "
                             f"({type(exc).__name__}: {exc}); answered by keyword search"
@@ -645,7 +656,7 @@ class Memory:
             return ["the memory index is being updated by another process; answered from the index as it is"]
         try:
             report = self._sync_locked(None, False)
-        except Exception as exc:  # a failed refresh must not fail the search
+        except Exception as exc:  # noqa: BLE001 - a failed refresh must not fail the search
             return [f"could not refresh the memory index ({type(exc).__name__}: {exc}); answered from the index as it is"]
         finally:
             self._file_lock.release()

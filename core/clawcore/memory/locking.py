@@ -10,6 +10,7 @@ import os
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 from clawcore.errors import ClawcoreError
 
@@ -68,7 +69,7 @@ class IndexLock:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> IndexLock:
+    def __enter__(self) -> Self:
         if not self.acquire():
             raise LockTimeout(
                 f"another process has held the memory index lock {self.path} for over {self.timeout_s:.0f}s"

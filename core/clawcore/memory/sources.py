@@ -111,11 +111,10 @@ def resolve_memory_path(requested: str, files: Iterable[MemoryFile], workspace: 
         raise MemoryAccessError("memory path contains a NUL byte; refused")
     by_label = {f.path: f for f in files}
     cleaned = requested.strip().replace("\\", "/")
-    if cleaned.startswith("./"):
-        cleaned = cleaned[2:]
+    cleaned = cleaned.removeprefix("./")
     if cleaned in by_label:
         return by_label[cleaned]
-    if cleaned.startswith("/") or re.match(r"^[A-Za-z]:", cleaned) or cleaned.startswith("~"):
+    if cleaned.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", cleaned):
         raise MemoryAccessError(
             f"memory path {requested!r} is absolute; give a path relative to the workspace, such as MEMORY.md"
         )

@@ -139,7 +139,7 @@ def _load_vec(conn: Any) -> str:
         finally:
             conn.enable_load_extension(False)
         conn.execute("SELECT vec_version()").fetchone()
-    except Exception as exc:  # any failure to load means: no vector tables here
+    except Exception as exc:  # noqa: BLE001 - any failure to load means: no vector tables here
         return f"sqlite-vec failed to load ({type(exc).__name__}: {exc})"
     return ""
 

@@ -8,6 +8,7 @@ separators: anything but letters and digits.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -30,13 +31,7 @@ _WORD = re.compile(r"[^\W_]+")
 #: English function words dropped from keyword queries: they match every
 #: chunk and only dilute BM25. A query made only of them keeps them.
 STOPWORDS = frozenset(
-    """a about above after again against all am an and any are aren't as at be because been before being
-    below between both but by can could did do does doing down during each few for from further had has
-    have having he her here hers herself him himself his how i if in into is it its itself just let me
-    more most my myself no nor not now of off on once only or other our ours ourselves out over own same
-    she should so some such than that the their theirs them themselves then there these they this those
-    through to too under until up very was we were what when where which while who whom why will with
-    would you your yours yourself yourselves s t d ll m o re ve y did does doing ever also get got""".split()
+    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "s", "t", "d", "ll", "m", "o", "re", "ve", "y", "did", "does", "doing", "ever", "also", "get", "got"]
 )
 
 
@@ -97,7 +92,7 @@ def query_pairs(query: str) -> list[tuple[str, str]]:
         if cjk:
             continue
         found = [w.lower() for w in _WORD.findall(run)]
-        for left, right in zip(found, found[1:]):
+        for left, right in itertools.pairwise(found):
             if left not in STOPWORDS and right not in STOPWORDS:
                 pairs.append((left, right))
     return list(dict.fromkeys(pairs))

@@ -16,7 +16,7 @@ from clawcore.memory.engine import Memory
 from clawcore.memory.results import SyncReport
 from clawcore.memory.sources import discover
 
-__all__ = ["snapshot", "watch"]
+__all__ = ["snapshot", "watch_memory"]
 
 
 def snapshot(memory: Memory) -> dict[str, tuple[int, int]]:
@@ -31,7 +31,7 @@ def snapshot(memory: Memory) -> dict[str, tuple[int, int]]:
     return state
 
 
-def watch(
+def watch_memory(
     memory: Memory,
     on_sync: Callable[[SyncReport], None] | None = None,
     *,
