@@ -85,3 +85,13 @@ def test_stdin_is_sent_and_closed() -> None:
     ours.close()
     theirs.close()
     assert received == b"line one\nline two"
+
+
+def test_a_flood_stops_reading() -> None:
+    ours, theirs = socket.socketpair()
+    theirs.sendall(frame(1, b"z" * 3000) * 4)  # never closed
+    outcome = read_frames(ours, time.monotonic() + 10, limit=1000, flood=4000)
+    ours.close()
+    theirs.close()
+    assert outcome.flooded and not outcome.finished
+    assert outcome.stdout.text() == "z" * 1000

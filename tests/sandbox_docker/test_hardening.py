@@ -198,3 +198,16 @@ def test_background_processes_end_with_their_command(make_docker: Callable[..., 
     assert first.duration_s < 5
     left = backend.run("ps -o args", cwd=tmp_path, timeout_s=10).stdout
     assert "sleep 300" not in left
+
+
+def test_output_is_capped_and_a_flood_stopped(make_docker: Callable[..., Any], tmp_path: Path) -> None:
+    backend = make_docker(maxOutput="16k")
+    capped = backend.run("head -c 40000 /dev/zero | tr '\\0' o; echo done >&2", cwd=tmp_path, timeout_s=20)
+    assert capped.truncated and len(capped.stdout) == 16 * 1024
+    assert capped.stderr == "done\n" and capped.exit_code == 0
+    started = time.monotonic()
+    flood = backend.run("yes", cwd=tmp_path, timeout_s=20)
+    assert time.monotonic() - started < 10  # stopped long before its timeout
+    assert flood.truncated and not flood.timed_out
+    assert flood.exit_code != 0
+    assert "[killed: output passed" in flood.stderr

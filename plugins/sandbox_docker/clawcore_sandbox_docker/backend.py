@@ -33,8 +33,12 @@ Recorder = Callable[[str, Mapping[str, Any]], None]
 #: Makes the local backend when the engine fails mid-session and ``fallback: local``.
 LocalFactory = Callable[[], SandboxBackend]
 
-#: Exit status reported for a command killed at its timeout when the engine gives none.
-TIMEOUT_EXIT = 124
+#: Exit status of a command killed with SIGKILL (at its timeout or for flooding output).
+KILLED_EXIT = 137
+#: A command whose dropped output passes this many caps is killed: it gains nothing by running on.
+FLOOD_FACTOR = 4
+#: Seconds to read and drop the output of a killed command.
+_DRAIN_S = 3.0
 #: Seconds to wait for an exec's exit status after its output closed.
 _EXIT_WAIT_S = 5.0
 #: Runs the command with bash where the image has it, else the POSIX shell, then
@@ -143,17 +147,23 @@ class DockerSandbox:
                 deadline = started + limit
                 if stdin is not None:
                     send_stdin(sock, stdin.encode("utf-8"), deadline)
-                outcome = read_frames(sock, deadline, self.settings.output_limit)
-                timed_out = not outcome.finished
-                if timed_out:
-                    self._kill_running(exec_id)
+                limit_bytes = self.settings.output_limit
+                outcome = read_frames(sock, deadline, limit_bytes, flood=FLOOD_FACTOR * limit_bytes)
+                if not outcome.finished:
+                    self._kill_running()
+                    # Drain what the killed command left in flight: an unread stream
+                    # holds the exec (and the container's removal) for seconds.
+                    read_frames(sock, time.monotonic() + _DRAIN_S, 0)
             finally:
                 sock.close()
-            exit_code = self._exit_code(exec_id, timed_out)
+            timed_out = not outcome.finished and not outcome.flooded
+            exit_code = self._exit_code(exec_id, killed=not outcome.finished)
             stderr = outcome.stderr.text()
+            separator = "\n" if stderr and not stderr.endswith("\n") else ""
             if timed_out:
-                separator = "\n" if stderr and not stderr.endswith("\n") else ""
                 stderr += f"{separator}[killed: timed out after {limit:g}s]\n"
+            elif outcome.flooded:
+                stderr += f"{separator}[killed: output passed {FLOOD_FACTOR} times the {limit_bytes}-byte cap]\n"
             return ExecResult(
                 exit_code=exit_code,
                 stdout=outcome.stdout.text(),
@@ -307,16 +317,17 @@ class DockerSandbox:
             return exec_id, api.exec_start(exec_id, socket=True)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _kill_running(self, exec_id: str) -> None:
+    def _kill_running(self) -> None:
         """Kill every process of the container but its init; if that fails, drop the container."""
+        api = self.client.api
         try:
-            created = self.client.api.exec_create(self._container.id, ["kill", "-9", "-1"], user=self.user)
-            self.client.api.exec_start(created["Id"])
-            if self._wait_exec(exec_id, 3.0) is not None:
+            created = api.exec_create(self._container.id, ["kill", "-9", "-1"], user=self.user)
+            api.exec_start(created["Id"])
+            if self._wait_exec(created["Id"], 5.0) is not None:
                 return
         except ENGINE_ERRORS:
             pass
-        # The kill could not start (a fork bomb fills the pids limit) or did not work:
+        # The kill could not start (a fork bomb fills the pids limit) or did not end:
         # the container goes, and the next command gets a fresh one.
         self._discard_container()
 
@@ -331,15 +342,18 @@ class DockerSandbox:
                 return None
             time.sleep(0.02)
 
-    def _exit_code(self, exec_id: str, timed_out: bool) -> int:
+    def _exit_code(self, exec_id: str, *, killed: bool) -> int:
+        """The command's exit status; for a command we killed, 137 unless the engine already says otherwise.
+
+        After a kill the engine may report the exec as running for seconds while
+        it drains output nobody reads, so it is asked once, not waited for.
+        """
         try:
-            code = self._wait_exec(exec_id, _EXIT_WAIT_S)
-        except docker.errors.NotFound:
-            code = None  # the container went with it
-        except ENGINE_ERRORS:
+            code = self._wait_exec(exec_id, 0.0 if killed else _EXIT_WAIT_S)
+        except ENGINE_ERRORS:  # NotFound included: the container went with it
             code = None
-        if timed_out:
-            return code if code else TIMEOUT_EXIT
+        if killed:
+            return code if code else KILLED_EXIT
         return code if code is not None else -1
 
     def _engine_failed(

@@ -42,11 +42,13 @@ class CappedOutput:
 
 @dataclass(frozen=True)
 class StreamOutcome:
-    """How reading ended: the stream closed (``finished``) or the deadline passed."""
+    """How reading ended: the stream closed (``finished``), the output passed the
+    flood limit (``flooded``), or else the deadline passed."""
 
     finished: bool
     stdout: CappedOutput
     stderr: CappedOutput
+    flooded: bool = False
 
     @property
     def truncated(self) -> bool:
@@ -84,12 +86,19 @@ def send_stdin(sock: socket.socket, data: bytes, deadline: float) -> None:
         pass
 
 
-def read_frames(sock: socket.socket, deadline: float, limit: int) -> StreamOutcome:
-    """Demultiplex frames until the stream closes or ``deadline`` (monotonic) passes."""
+def read_frames(sock: socket.socket, deadline: float, limit: int, flood: int | None = None) -> StreamOutcome:
+    """Demultiplex frames until the stream closes or ``deadline`` (monotonic) passes.
+
+    :param limit: bytes kept per stream.
+    :param flood: stop reading once this many bytes were dropped (a command
+        that only floods output gains nothing from running on).
+    """
     stdout, stderr = CappedOutput(limit), CappedOutput(limit)
     pending = bytearray()
     finished = False
     while True:
+        if flood is not None and stdout.dropped + stderr.dropped > flood:
+            return StreamOutcome(False, stdout, stderr, flooded=True)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             break
