@@ -139,3 +139,29 @@ def test_scanning_is_fast_on_ordinary_text() -> None:
     started = time.perf_counter()
     assert scan_text(text) == []
     assert time.perf_counter() - started < 2.0
+
+
+@pytest.mark.parametrize("text", [
+    f"<password>{rand(ALNUM, 10)}!{rand(ALNUM, 3)}</password>",
+    f"mysql -u root -p{rand(ALNUM, 14)} shop",
+    f"docker login -u ci -p {rand(ALNUM, 16)} registry.example.com",
+    f"app --api-key={rand(ALNUM, 32)} --verbose",
+    f"https://acct.blob.core.windows.net/c?sv=2022&sig={rand(ALNUM, 43)}%3D",
+    f"heroku_api_key = {RNG.getrandbits(128):032x}"[:-32] + "0f3b8c2e-6d4a-4b9e-8c1f-2a7d5e9b3c6f",
+    f"app.secret_key = '{rand(HEX, 24)}'",
+    f"redis://:{rand(ALNUM, 12)}9@cache:6379/0",
+])
+def test_other_contexts_are_found(text: str) -> None:
+    assert scan_text(text), text
+
+
+@pytest.mark.parametrize("text", [
+    'api.upload(token="my_token")',
+    "hf webhooks update abc --secret newsecret",
+    "password_hash = '$2b$12$" + rand(ALNUM + "./", 53) + "'",
+    "TOKEN_URL = 'https://oauth2.example.com/token'",
+    "self.api_key = api_key",
+    "if password == confirm_password:",
+])
+def test_other_look_alikes_are_not_found(text: str) -> None:
+    assert scan_text(text) == [], [f.rule for f in scan_text(text)]

@@ -24,7 +24,7 @@ import base64
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +63,9 @@ class SecretRule:
     prefix: re.Pattern[str] | None = None
     generic: bool = False
     min_length: int = 8
+    #: A fast regex for the key word; the full pattern is then tried only where a
+    #: name containing a hit starts (instead of at every position of the text).
+    anchor: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ def _rule(
     generic: bool = False,
     min_length: int = 8,
     flags: int = 0,
+    anchor: str | None = None,
 ) -> SecretRule:
     return SecretRule(
         id,
@@ -106,6 +110,7 @@ def _rule(
         re.compile(prefix) if prefix else None,
         generic,
         min_length,
+        re.compile(anchor, re.IGNORECASE) if anchor else None,
     )
 
 
@@ -119,6 +124,9 @@ _SECRET_KEY_NAME = (
     r"|auth[_.\-]?key|private[_.\-]?key|client[_.\-]?secret|credentials?|signing[_.\-]?key|encryption[_.\-]?key"
     r"|master[_.\-]?key|session[_.\-]?key|webhook[_.\-]?secret|bearer)[A-Za-z0-9_.\-]*)"
 )
+
+_ANCHOR = r"pass|pwd|secret|token|key|credential|bearer"
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 RULES: tuple[SecretRule, ...] = (
     _rule("private-key", "private key (PEM / OpenSSH / PGP)", ["private key"],
@@ -216,11 +224,26 @@ RULES: tuple[SecretRule, ...] = (
           min_entropy=3.0, generic=True, min_length=12),
     _rule("netrc-password", "password in a .netrc line", ["machine"],
           r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<secret>\S{6,})", min_entropy=2.5, generic=True),
+    _rule("xml-secret", "credential in an XML/HTML element", ["pass", "secret", "token", "key", "credential"],
+          r"<(?P<name>" + _SECRET_KEY_NAME + r")>\s*(?P<secret>[^<\s]{6,256})\s*</",
+          min_entropy=2.6, generic=True, min_length=6),
+    _rule("cli-password", "credential passed as a command-line option", ["--pass", "--token", "--secret",
+                                                                         "--api", "--auth", "--client"],
+          r"(?i:(?<![\w-])--(?:password|passwd|pass|token|secret|api[-_]?key|auth[-_]?token|client[-_]secret)"
+          r"(?:=|[ \t]+))(?P<bare>[^\s'\"`-][^\s'\"`]{5,255})",
+          min_entropy=2.6, generic=True, min_length=6),
+    _rule("cli-login-password", "password given to a database or registry login", ["mysql", "mariadb", "login"],
+          r"(?i:\b(?:mysql\w*|mariadb\w*)\b[^\n;|&]{0,200}?[ \t]-p|"
+          r"\b(?:docker|podman|helm|oras)[ \t]+(?:registry[ \t]+)?login\b[^\n;|&]{0,200}?[ \t]-p[ \t]+)"
+          r"(?P<bare>[^\s'\"`-][^\s'\"`]{5,255})",
+          min_entropy=2.6, generic=True, min_length=6),
+    _rule("azure-sas", "Azure shared access signature", ["sig="],
+          r"[?&;]sig=(?P<secret>[A-Za-z0-9%+/=]{30,})", min_entropy=3.5),
     _rule("secret-assignment", "credential assigned to a secret-named key",
           ["pass", "pwd", "secret", "token", "key", "credential", "bearer"],
           r"(?P<name>" + _SECRET_KEY_NAME + r")[\"']?[ \t]*(?::=|=>|[:=])[ \t]*"
           r"(?:(?P<q>[\"'`])(?P<secret>[^\"'`\r\n]{6,256})(?P=q)|(?P<bare>[^\s\"'`,;}{\])(\[<][^\s\"'`,;}{\])]{5,255}))",
-          min_entropy=2.6, generic=True, min_length=6),
+          min_entropy=2.6, generic=True, min_length=6, anchor=_ANCHOR),
 )
 
 # --------------------------------------------------------------------------
@@ -231,6 +254,9 @@ _PLACEHOLDER = re.compile(
     r"(?i)example|x{5,}|\*{3,}|\.{3}|…|<[^>]*>|\{\{|\}\}|\$\{|\$\(|%\(|%[sd]\b|your[_\-]|_here\b|placeholder"
     r"|changeme|change[_\-]me|replace[_\-]?me|dummy|sample|redacted|fake|not[_\-]?a[_\-]?real|insert[_\-]"
     r"|(?:^|[^a-z])todo(?:[^a-z]|$)|(?:^|[^a-z])tbd(?:[^a-z]|$)|^null$|^none$|^true$|^false$|^undefined$"
+    r"|(?:^|[^a-z])(?:my|new|old|your|the|some|test|demo|foo|bar)[_\-]?(?:secret|token|password|passwd|pass|key"
+    r"|api[_\-]?key)s?(?:[^a-z]|$)|^(?:password|passwd|secret|token|pass|admin|changeit|letmein|qwerty|hunter)"
+    r"\d{0,4}[!.]?$"
 )
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX_DIGEST = re.compile(r"^(?:[0-9a-f]{7,12}|[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{56}|[0-9a-f]{64}|[0-9a-f]{96}"
@@ -251,7 +277,8 @@ _BENIGN_KEY = re.compile(
     r"max_?tokens?|num_?tokens?|public_?key|keyboard|keys|monkey|turkey|hockey|donkey|keystroke|"
     r"token(?:izer|ize|ized|s)|passes|passed|passing|passenger|passive|passport|bypass|compass|pwdx?|"
     r"hook|callback|handler|fn|func|class|types?|mode|policy|option|enabled?|required|len|min|max|regex|pattern|"
-    r"url|uri|endpoint|host|dir|directory|file|path|env|name|id)$|^(?:old)?pwd$|public_?key_?token$"
+    r"url|uri|endpoint|host|dir|directory|file|path|env|name|id|hash|hashed|digest|salt|reset|expiry|expires|"
+    r"ttl|timeout|length|strength|rules|format|prefix|suffix|header|param|field)$|^(?:old)?pwd$|public_?key_?token$"
 )
 _SECRET_WORD = re.compile(r"(?i)pass|pwd|secret|token|key|credential|bearer")
 _PUBLIC_BLOCK = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE|CERTIFICATE REQUEST)-----")
@@ -268,27 +295,31 @@ def shannon_entropy(value: str) -> float:
 
 def _is_allowed(rule: SecretRule, value: str, match: re.Match[str]) -> bool:
     """True when a candidate is a known non-secret (placeholder, reference, digest ...)."""
+    groups = match.groupdict()
     if len(value) < rule.min_length:
         return True
     if _PLACEHOLDER.search(value):
         return True
-    if _UUID.match(value):
-        return True
+    if _UUID.match(value) and rule.id not in ("secret-assignment", "xml-secret"):
+        return True  # a UUID under a credential name (Heroku keys, some tokens) is still a credential
     if rule.generic:
         stripped = value.strip()
         if _REFERENCE.match(stripped) or _DIGEST_PREFIX.match(stripped):
             return True
-        if rule.id == "secret-assignment":
-            name = match.group("name") or ""
+        if rule.id in ("secret-assignment", "xml-secret"):
+            name = groups.get("name") or ""
             if _BENIGN_KEY.search(name) or not _SECRET_WORD.search(name.rsplit(".", 1)[-1]):
                 return True
             if _HEX_DIGEST.match(stripped) and not re.search(r"(?i)secret|token|api.?key|password|pass", name):
                 return True
-            if _IDENTIFIER.match(stripped) or _WORDS.match(stripped):
+            if _WORDS.match(stripped) or (
+                re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", stripped)
+                and _looks_like_code(stripped)
+            ):
                 return True
-            if match.group("bare") is not None and _looks_like_code(stripped):
+            if groups.get("bare") is not None and _looks_like_code(stripped):
                 return True
-            if match.group("bare") is not None and not re.search(r"[0-9]", stripped) and len(stripped) < 16:
+            if groups.get("bare") is not None and not re.search(r"[0-9]", stripped) and len(stripped) < 16:
                 return True  # an unquoted bare word (`password=letmein` in prose) is too ambiguous
             if re.match(r"(?i)(?:https?|wss?|file)://[^\s@]*$", stripped):
                 return True  # a URL without user:password is an address, not a credential
@@ -350,6 +381,42 @@ def _public_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _matches(rule: SecretRule, text: str) -> Iterator[re.Match[str]]:
+    """Candidate matches of ``rule``; anchored rules are tried only where a key name can end in a
+    separator (``=``, ``:``) or a closing ``>``, which skips most occurrences of "key" in ordinary text."""
+    if rule.anchor is None:
+        yield from rule.pattern.finditer(text)
+        return
+    xml = rule.pattern.pattern.startswith("<")
+    size = len(text)
+    tried: set[int] = set()
+    for hit in rule.anchor.finditer(text):
+        start = hit.start()
+        while start > 0 and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        if start in tried:
+            continue
+        tried.add(start)
+        end = hit.end()
+        while end < size and text[end] in _NAME_CHARS:
+            end += 1
+        if xml:
+            if start == 0 or text[start - 1] != "<" or end >= size or text[end] != ">":
+                continue
+            start -= 1
+        else:
+            probe = end
+            if probe < size and text[probe] in "\"'":
+                probe += 1
+            while probe < size and text[probe] in " \t":
+                probe += 1
+            if probe >= size or text[probe] not in ":=":
+                continue
+        match = rule.pattern.match(text, start)
+        if match is not None:
+            yield match
+
+
 def scan_text(text: str) -> list[SecretFinding]:
     """Every credential in ``text``, in order of position, overlaps resolved to the longest.
 
@@ -364,13 +431,12 @@ def scan_text(text: str) -> list[SecretFinding]:
     for rule in RULES:
         if not any(k in lowered for k in rule.keywords):
             continue
-        for match in rule.pattern.finditer(text):
-            value = match.group("secret")
-            if value is None:
-                value = match.group("bare") if "bare" in rule.pattern.groupindex else None
+        for match in _matches(rule, text):
+            groups = match.groupdict()
+            group = "secret" if groups.get("secret") is not None else "bare"
+            value = groups.get(group)
             if not value:
                 continue
-            group = "secret" if match.group("secret") is not None else "bare"
             start, end = match.span(group)
             value = value.rstrip()
             end = start + len(value)
