@@ -516,24 +516,7 @@ class _Judge:
             for arg in args:
                 if arg not in values and _is_credential(_strip_at(arg)):
                     self._credential_read(cmd, name, arg)
-        if name in ("grep", "egrep", "rg", "ag", "ack", "find", "locate") and re.search(
-                r"PRIVATE KEY|aws_secret|secret_access|api[_-]?key\b|id_rsa|\.pem\b|password\s*=", " ".join(args),
-                re.IGNORECASE) and any(_norm(a) in ("/", "~", "/home", "/root", "/etc", "/Users") for a in args):
-            self.confirm("credential-search", f"{name} searches the machine for credentials")
-        if _MINER.search(" ".join(argv)):
-            self.deny("crypto-miner", "runs or fetches a cryptocurrency miner")
-        if name in SENDERS and any(_METADATA.search(a) for a in args):
-            self.deny("cloud-credentials", f"{name} queries the cloud instance metadata service (credentials)")
-        if name in _OFFENSIVE:
-            self.confirm("offensive-tool", f"{name} is an attack or scanning tool")
-        if name in _TUNNELS or (name == "ssh" and any(re.fullmatch(r"-[a-zA-Z]*[RD]", a) for a in _leading_options(args))):
-            self.confirm("tunnel", f"{name} opens a tunnel that exposes this machine or routes traffic out")
-        if name in ("awk", "gawk", "nawk", "mawk", "busybox") and args:
-            program = next((a for a in args if not a.startswith("-") and ("{" in a or "(" in a)), "")
-            for called in re.findall(r"system\s*\(\s*\"((?:[^\"\\]|\\.)*)\"", program):
-                self.found.extend(self.nested(called, f"{name} system()"))
-            if re.search(r"\|\s*getline|system\s*\(\s*[^\"\s)]", program):
-                self.confirm("dynamic-code", f"{name} runs commands built at run time")
+        self._programs(cmd, name, args)
         self._stdin_into_shell(cmd, name, args)
         for text, why in _embedded_commands(name, args):
             if name in ("alias", "trap"):
@@ -542,6 +525,28 @@ class _Judge:
                 self.found.extend(self.nested(text, why))
 
     # -- categories -------------------------------------------------------------
+
+    def _programs(self, cmd: SimpleCommand, name: str, args: list[str]) -> None:
+        """Programs judged by their name and arguments alone: searches, miners, scanners, tunnels, awk."""
+        if name in ("grep", "egrep", "rg", "ag", "ack", "find", "locate") and re.search(
+                r"PRIVATE KEY|aws_secret|secret_access|api[_-]?key\b|id_rsa|\.pem\b|password\s*=", " ".join(args),
+                re.IGNORECASE) and any(_norm(a) in ("/", "~", "/home", "/root", "/etc", "/Users") for a in args):
+            self.confirm("credential-search", f"{name} searches the machine for credentials")
+        if _MINER.search(" ".join([name, *args])):
+            self.deny("crypto-miner", "runs or fetches a cryptocurrency miner")
+        if name in SENDERS and any(_METADATA.search(a) for a in args):
+            self.deny("cloud-credentials", f"{name} queries the cloud instance metadata service (credentials)")
+        if name in _OFFENSIVE:
+            self.confirm("offensive-tool", f"{name} is an attack or scanning tool")
+        if name in _TUNNELS or (name == "ssh" and any(
+                re.fullmatch(r"-[a-zA-Z]*[RD]", a) for a in _leading_options(args))):
+            self.confirm("tunnel", f"{name} opens a tunnel that exposes this machine or routes traffic out")
+        if name in ("awk", "gawk", "nawk", "mawk", "busybox") and args:
+            program = next((a for a in args if not a.startswith("-") and ("{" in a or "(" in a)), "")
+            for called in re.findall(r"system\s*\(\s*\"((?:[^\"\\]|\\.)*)\"", program):
+                self.found.extend(self.nested(called, f"{name} system()"))
+            if re.search(r"\|\s*getline|system\s*\(\s*[^\"\s)]", program):
+                self.confirm("dynamic-code", f"{name} runs commands built at run time")
 
     def _assignments(self, cmd: SimpleCommand) -> None:
         for key, value in cmd.assignments.items():
