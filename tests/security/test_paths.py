@@ -199,3 +199,12 @@ def test_check_is_fast(policy: PathPolicy) -> None:
         policy.check(f"memory/notes-{i}.md", "write")
         policy.check("%2e%2e%2f" * 4 + "etc/passwd", "read")
     assert time.perf_counter() - started < 5
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    (".env.example", True), ("config/.env.sample", True), (".env.local", False), (".gitignore", True),
+    (".github/workflows/ci.yml", True), ("memory/..;/..;/etc/passwd", False), ("....//....//etc/passwd", False),
+    ("file:///etc/passwd", False), (".kube/config", False), ("~root/.ssh/id_rsa", False),
+])
+def test_templates_exceptions_and_filter_evasions(policy: PathPolicy, path: str, expected: bool) -> None:
+    assert allowed(policy, path) is expected, policy.check(path, "read")

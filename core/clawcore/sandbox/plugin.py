@@ -34,7 +34,7 @@ SANDBOX_SCHEMA: dict[str, Any] = {
         "deniedPaths": {
             **_PATH_LIST,
             "default": list(DEFAULT_DENIED_PATHS),
-            "description": "Denied for read and write even inside allowed roots; directories or globs (**/.env).",
+            "description": "Denied for read and write even inside allowed roots; directories or globs (**/.env); a leading ! makes an exception.",
         },
         "readOnlyPaths": {
             **_PATH_LIST,

@@ -89,7 +89,7 @@ EXFILTRATION_DOMAINS: tuple[str, ...] = (
 PRIVATE_HOST_NAMES: tuple[str, ...] = (
     "localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback", "broadcasthost",
     ".localhost", ".local", ".internal", ".lan", ".home", ".home.arpa", ".intranet", ".corp", ".private",
-    ".localdomain", "metadata", "instance-data", ".in-addr.arpa", ".ip6.arpa",
+    ".localdomain", "metadata", "instance-data", ".svc", ".cluster.local", ".consul", ".in-addr.arpa", ".ip6.arpa",
     # DNS names that resolve to an address spelled inside them (rebinding helpers)
     ".nip.io", "nip.io", ".sslip.io", "sslip.io", ".xip.io", "xip.io", ".localtest.me", "localtest.me",
     ".lvh.me", "lvh.me", ".vcap.me", ".lacolhost.com", ".fbi.com", ".127.0.0.1.nip.io", ".traefik.me",

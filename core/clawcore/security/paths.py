@@ -57,6 +57,7 @@ Op = Literal["read", "write"]
 DEFAULT_ALLOWED_PATHS: tuple[str, ...] = ("{workspace}", "{tmp}")
 
 #: Credential stores, system configuration and kernel interfaces (read and write).
+#: An entry starting with ``!`` is an exception to the others (``!**/.env.example``).
 DEFAULT_DENIED_PATHS: tuple[str, ...] = (
     "/etc/",
     "~/.ssh/",
@@ -84,8 +85,24 @@ DEFAULT_DENIED_PATHS: tuple[str, ...] = (
     "**/.ssh/**",
     "**/.aws/**",
     "**/.gnupg/**",
+    "**/.kube/**",
+    "**/.azure/**",
+    "**/.config/gcloud/**",
+    "**/.config/gh/hosts.yml",
+    "**/.docker/config.json",
+    "**/.pgpass",
+    "**/.my.cnf",
+    "**/.vault-token",
+    "**/.htpasswd",
+    "**/credentials.tfrc.json",
+    "**/*.keystore",
+    "**/*.jks",
     "**/.env",
     "**/.env.*",
+    "!**/.env.example",
+    "!**/.env.sample",
+    "!**/.env.template",
+    "!**/.env.dist",
     "**/.envrc",
     "**/.netrc",
     "**/.npmrc",
@@ -177,6 +194,12 @@ def _transforms(value: str, environ: Mapping[str, str]) -> Iterable[str]:
         yield re.sub(r"\\(.)", r"\1", value)  # shell-style escapes: `.\./` is `../`
     if "$" in value:
         yield _expand_vars(value, environ)
+    if ";" in value:
+        yield re.sub(r";[^/\\]*", "", value)  # path parameters: `..;/` is `../` to some servers
+    if "...." in value or ".../" in value:
+        yield re.sub(r"\.\.\.\.//|\.\.\./\./|\.\.\.\.\\\\", "../", value)  # `....//` after a naive `../` filter
+    if value[:7].lower() == "file://":
+        yield re.sub(r"(?i)^file://(?:localhost)?", "", value)
 
 
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -275,13 +298,15 @@ class PathPolicy:
     _allowed: tuple[_Location, ...] = field(init=False, repr=False, compare=False)
     _denied: tuple[_Location, ...] = field(init=False, repr=False, compare=False)
     _read_only: tuple[_Location, ...] = field(init=False, repr=False, compare=False)
+    _exceptions: tuple[_Location, ...] = field(init=False, repr=False, compare=False)
     _protected: tuple[_Location, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "workspace", Path(os.path.realpath(self.workspace)))
         object.__setattr__(self, "home", Path(os.path.realpath(self.home)))
         object.__setattr__(self, "_allowed", tuple(self._location(s) for s in self.allowed))
-        object.__setattr__(self, "_denied", tuple(self._location(s) for s in self.denied))
+        object.__setattr__(self, "_denied", tuple(self._location(s) for s in self.denied if not s.startswith("!")))
+        object.__setattr__(self, "_exceptions", tuple(self._location(s[1:]) for s in self.denied if s.startswith("!")))
         object.__setattr__(self, "_read_only", tuple(self._location(s) for s in self.read_only))
         protected = [self._location(str(self.home / entry)) for entry in PROTECTED_HOME_ENTRIES]
         object.__setattr__(self, "_protected", tuple(protected))
@@ -398,7 +423,7 @@ class PathPolicy:
                         f"({real}); tools may not touch it"
                     )
             for location in self._denied:
-                if location.matches(real):
+                if location.matches(real) and not any(e.matches(real) for e in self._exceptions):
                     return "path-denied", f"path {shown} resolves to {real}, denied by sandbox.deniedPaths {location.spec!r}"
             if op == "write":
                 for location in self._read_only:

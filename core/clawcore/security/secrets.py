@@ -195,7 +195,7 @@ RULES: tuple[SecretRule, ...] = (
     _rule("shopify-token", "Shopify token", ["shpat_", "shpca_", "shppa_", "shpss_"],
           _B + r"(?P<secret>shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})" + _E, min_entropy=3.0, prefix=r"shp[a-z]{2}_"),
     _rule("telegram-bot-token", "Telegram bot token", [":aa"],
-          _B + r"(?P<secret>\d{8,10}:AA[A-Za-z0-9_\-]{32,34})" + _E, min_entropy=3.3),
+          r"(?:(?<=/bot)|(?<![A-Za-z0-9_\-]))(?P<secret>\d{8,10}:AA[A-Za-z0-9_\-]{32,34})" + _E, min_entropy=3.3),
     _rule("mailgun-key", "Mailgun API key", ["key-"],
           _B + r"(?P<secret>key-[0-9a-f]{32})" + _E, min_entropy=3.0, prefix=r"key-"),
     _rule("azure-storage-key", "Azure storage / service bus key", ["accountkey", "sharedaccesskey"],
