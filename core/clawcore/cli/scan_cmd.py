@@ -36,6 +36,7 @@ def command(state: CliState, source: str, config_file: Path | None, output: Text
         raise ClawcoreError(f"--config {config_file}: no such file")
     config = load_config(state.home, path=config_file, pm=state.plugin_manager)
     runtime = Runtime(state.home, config=config, plugin_manager=state.plugin_manager)
+    runtime.start()  # monitors take the effective config (and --config) as a real runtime gives it
     if source == "-":
         stream: TextIO = sys.stdin
     else:
