@@ -9,13 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from clawcore.config import load_config
 from clawcore.runtime import Runtime
 from clawcore.sandbox.local import LocalSandbox, detect_isolation
 from clawcore.testing.contracts import SandboxBackendContract
 from clawcore.types import ProviderUnavailable
-
 
 
 def _works(isolation: str) -> bool:

@@ -6,7 +6,6 @@ import ipaddress
 from collections.abc import Sequence
 
 import pytest
-
 from clawcore.config import load_config
 from clawcore.security.network import NetworkDenied, NetworkPolicy, embedded_ipv4, parse_ip
 from clawcore.types import Action

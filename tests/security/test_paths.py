@@ -7,7 +7,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from clawcore.config import load_config
 from clawcore.errors import PathDenied
 from clawcore.security.paths import PathPolicy, path_variants

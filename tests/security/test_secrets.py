@@ -6,7 +6,6 @@ import random
 import string
 
 import pytest
-
 from clawcore.security.secrets import MARK, mask_config, redact, redact_data, scan_text, shannon_entropy
 
 RNG = random.Random(7)

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from clawcore.cli import main
 
 TOKEN = "ghp_" + "Zq8Lw2Xv9Kp4Rt7Ny3Md6Bf1Hs5Jc0Ge2Ua8"

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pluggy
-
 from clawcore import hookimpl
 from clawcore.hooks import Hooks
 from clawcore.runtime import Runtime

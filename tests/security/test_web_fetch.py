@@ -6,9 +6,9 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
-
 from clawcore.security.network import NetworkDenied, NetworkPolicy
 from clawcore.security.web_fetch import FetchError, fetch, html_to_text
 
@@ -19,7 +19,7 @@ PAGE = b"""<!doctype html><html><head><title>Release notes</title><style>body{co
 
 
 class Handler(BaseHTTPRequestHandler):
-    seen_hosts: list[str] = []
+    seen_hosts: ClassVar[list[str]] = []
 
     def log_message(self, *args: object) -> None:
         pass
@@ -33,7 +33,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:
         Handler.seen_hosts.append(self.headers.get("Host", ""))
         port = self.server.server_address[1]
         if self.path == "/page":

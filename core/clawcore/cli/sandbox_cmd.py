@@ -8,7 +8,6 @@ import sys
 import click
 
 from clawcore.cli.state import CliState
-
 from clawcore.types import Action, Decision, ToolCall
 
 

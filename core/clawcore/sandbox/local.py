@@ -66,7 +66,7 @@ def _probe(argv: Sequence[str]) -> bool:
     try:
         done = subprocess.run(
             [*argv, "true"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            timeout=10, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return False

@@ -43,9 +43,9 @@ from clawcore.types import Decision
 
 __all__ = [
     "EXFILTRATION_DOMAINS",
+    "PRIVATE_HOST_NAMES",
     "NetworkDenied",
     "NetworkPolicy",
-    "PRIVATE_HOST_NAMES",
     "ResolvedTarget",
     "embedded_ipv4",
     "parse_ip",
@@ -351,11 +351,10 @@ class NetworkPolicy:
                     raise _denied("url-private", f"URL {url!r}: {host!r} names this machine or a private network")
             if "." not in host:
                 raise _denied("url-private", f"URL {url!r}: single-label host {host!r} is a local name")
-        if self.allow:
-            if not any(_domain_matches(host, entry) for entry in self.allow) and not (
-                address is not None and self._private_allowed_ip(address)
-            ) and not self._private_allowed_name(host):
-                raise _denied("url-not-allowed", f"URL {url!r}: {host!r} is not on sandbox.network.allow")
+        listed = any(_domain_matches(host, entry) for entry in self.allow)
+        private_ok = (address is not None and self._private_allowed_ip(address)) or self._private_allowed_name(host)
+        if self.allow and not listed and not private_ok:
+            raise _denied("url-not-allowed", f"URL {url!r}: {host!r} is not on sandbox.network.allow")
 
     @staticmethod
     def _check_secrets(text: str, query: str, url: str) -> None:

@@ -46,8 +46,8 @@ __all__ = [
     "DEFAULT_ALLOWED_PATHS",
     "DEFAULT_DENIED_PATHS",
     "DEFAULT_READ_ONLY_PATHS",
-    "PathPolicy",
     "PROTECTED_HOME_ENTRIES",
+    "PathPolicy",
     "path_variants",
 ]
 

@@ -444,9 +444,9 @@ def scan_text(text: str) -> list[SecretFinding]:
                 continue
             if _is_allowed(rule, value, match) or not _entropy_ok(rule, value):
                 continue
-            if rule.id == "authorization-header" and re.search(r"(?i)basic\s+$", text[max(0, start - 8):start]):
-                if not _basic_auth_ok(value):
-                    continue
+            basic = rule.id == "authorization-header" and re.search(r"(?i)basic\s+$", text[max(0, start - 8):start])
+            if basic and not _basic_auth_ok(value):
+                continue
             candidates.append((start, end, rule))
     # Resolve overlaps: specific rules before generic ones, then the longest span.
     candidates.sort(key=lambda c: (c[2].generic, -(c[1] - c[0]), c[0]))

@@ -250,7 +250,7 @@ def html_to_text(markup: str) -> tuple[str, str]:
     try:
         parser.feed(markup)
         parser.close()
-    except Exception:  # html.parser is lenient; a pathological document falls back to tag stripping
+    except (AssertionError, ValueError, IndexError):  # html.parser is lenient; fall back to tag stripping
         stripped = re.sub(r"(?is)<(script|style)[^>]*>.*?</\1>|<[^>]+>", " ", markup)
         return html.unescape(re.sub(r"[ \t]+", " ", stripped)).strip(), ""
     text = "".join(parser.parts)
