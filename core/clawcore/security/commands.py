@@ -239,7 +239,13 @@ def _norm(path: str) -> str:
 
 
 def _is_root_target(path: str) -> bool:
-    """A system or home root (or everything under it): deleting it destroys the machine or the user."""
+    """A system or home root (or everything under it): deleting it destroys the machine or the user.
+
+    A path with a part only known at run time (``"$DIR"/*``) is not judged a root here; the
+    recursive operation on it still asks.
+    """
+    if shell.DYNAMIC in path:
+        return False
     p = _norm(path)
     if p in ("", ".", "..", "*", ".*"):
         return False
@@ -502,7 +508,9 @@ class _Judge:
         if handler is not None:
             # handlers see the command with its wrappers (sudo, env, timeout...) peeled off
             view = replace(cmd, words=[shell.Word(a, a) for a in argv]) if argv != cmd.argv else cmd
-            handler(self, view, args)
+            texts = _effective_texts(cmd)
+            # handlers see unknown parts of words (`"$DIR"/*`): a path that is not known is not a known root
+            handler(self, view, texts[1:] if len(texts) == len(argv) else args)
         if name.startswith("mkfs") or name in ("mke2fs", "mkswap", "wipefs", "blkdiscard", "fdisk", "sfdisk",
                                                "parted", "sgdisk", "gdisk", "cfdisk", "hdparm", "nvme", "badblocks",
                                                "cryptsetup", "zpool", "mdadm", "pvcreate", "lvremove", "vgremove"):
@@ -996,6 +1004,11 @@ _FIND_FILTERS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholenam
                  "-newermt", "-uid", "-gid", "-fstype", "-context"}
 
 
+#: Trees whose recursive ownership or mode change breaks the machine or the user's account.
+_PERMISSION_ROOTS = {"/", "/*", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/var", "/home",
+                     "/root", "/dev", "/sys", "/proc", "~", "~/*", "/usr/bin", "/usr/lib", "/usr/sbin"}
+
+
 def _chmod(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     name = cmd.name
     recursive = any(a in ("-R", "--recursive") or (a.startswith("-") and "R" in a and not a.startswith("--"))
@@ -1007,8 +1020,10 @@ def _chmod(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
         j.deny("setuid", f"sets the setuid/setgid bit ({mode}) on {' '.join(targets) or 'a file'}")
     for t in targets:
         p = _norm(t)
-        if recursive and _is_root_target(p):
+        if recursive and p in _PERMISSION_ROOTS:
             j.deny("permission-wipe", f"changes ownership or permissions of everything under {t}")
+        elif recursive and _is_root_target(p):
+            j.confirm("system-permissions", f"changes ownership or permissions of everything under {t}")
         elif _CRITICAL_FILES.match(p) or p in ("/etc/shadow", "/etc/sudoers"):
             j.deny("system-accounts", f"changes permissions of {p}")
         elif p in ("/", "/etc", "/usr", "/bin", "/sbin", "/usr/bin", "~"):
@@ -1292,9 +1307,17 @@ _GLOB_TARGETS = ("rm", "sh", "bash", "dash", "zsh", "nc", "ncat", "curl", "wget"
                  "shred", "python", "python3", "perl", "ruby", "php", "base64", "eval", "cat", "socat", "telnet")
 
 
-def _peel(cmd: SimpleCommand) -> list[str]:
+def _effective_texts(cmd: SimpleCommand) -> list[str]:
+    """Like :func:`_effective`, but words keep :data:`shell.DYNAMIC` where their value is unknown."""
+    cached = cmd.memo.get("effective-texts")
+    if cached is None:
+        cached = cmd.memo["effective-texts"] = _peel(cmd, [w.text for w in cmd.words])
+    return list(cached)  # type: ignore[call-overload]
+
+
+def _peel(cmd: SimpleCommand, words: list[str] | None = None) -> list[str]:
     argv = [a.rsplit("/", 1)[-1] if i == 0 and "/" in a and not a.endswith("/") else a
-            for i, a in enumerate(cmd.argv)]
+            for i, a in enumerate(cmd.argv if words is None else words)]
     if argv and re.search(r"^[^\[].*[?*\[]|[?*]", argv[0]):
         # `/bin/r?m`: a command name spelled as a glob runs whatever it matches
         import fnmatch
