@@ -193,3 +193,11 @@ def test_hot_reload_keeps_previous_config_on_error(make_runtime: Any, clawcore_h
 def test_disabled_prism_answers_nothing(make_runtime: Any) -> None:
     rt = make_runtime({"enabled": False})
     assert rt.hooks.message_received(Message("user", ATTACK), rt.context("s1")) == []
+
+
+def test_scan_channel_is_a_dry_run(make_runtime: Any, clawcore_home: Path) -> None:
+    rt = make_runtime()
+    ctx = rt.context("scan-1", channel="scan")
+    [verdict] = rt.hooks.message_received(Message("user", ATTACK, channel="scan"), ctx)
+    assert verdict.level is Level.MALICIOUS
+    assert not (clawcore_home / "prism" / "state.json").exists()

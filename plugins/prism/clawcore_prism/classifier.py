@@ -67,11 +67,21 @@ class Classifier:
     segment: Head
     message: Head
     info: Mapping[str, Any] = field(default_factory=dict)
+    _memo: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
 
     def segment_scores(self, pieces: Sequence[str]) -> list[float]:
-        """Calibrated score per segment."""
+        """Calibrated score per segment (memoised: boilerplate repeats across tool results)."""
         head = self.segment
-        return [head.calibrated(head.probability(segment_features(p))) for p in pieces]
+        memo = self._memo
+        scores = []
+        for piece in pieces:
+            score = memo.get(piece)
+            if score is None:
+                if len(memo) > 8192:
+                    memo.clear()
+                score = memo[piece] = head.calibrated(head.probability(segment_features(piece)))
+            scores.append(score)
+        return scores
 
     def message_score(self, text: str) -> float:
         """Calibrated score of a whole inbound message."""

@@ -71,7 +71,7 @@ class Detector:
                 if cls_score >= _NAMED_AT:
                     fired.append("classifier.message")
         evidence = [rule_score, cls_score]
-        if canonical.obfuscation and max(rule_score, cls_score) >= 0.25:
+        if canonical.obfuscation and max(rule_score, cls_score) >= 0.4:
             # Hiding tricks count only next to other evidence: an emoji's variation selector is no attack.
             evidence.extend(OBFUSCATION_WEIGHTS.get(name, 0.1) for name in canonical.obfuscation)
             fired.extend("obfuscation." + name for name in canonical.obfuscation)

@@ -25,10 +25,22 @@ _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
 _MONEY = re.compile(r"[$€£]\s?\d|\b\d+(?:\.\d+)?\s?(?:usd|eur|dollars|euros|btc|bitcoin)\b", re.IGNORECASE)
 _PATH = re.compile(r"(?:~|\.{1,2})?/(?:[\w.-]+/)+[\w.-]*|\b[\w-]+\.(?:txt|csv|pdf|docx?|xlsx?|json|py|sh|env|key|pem)\b")
 _SHOUT = re.compile(r"\b[A-Z]{4,}\b")
+_OUTPUT_REF = re.compile(
+    r"\b(?:your|the)\s+(?:\w+\s+)?(?:response|responses|answer|answers|reply|replies|output|summary|"
+    r"solution|code|codebase|implementation|algorithm|script|program|translation|explanation)\b",
+    re.IGNORECASE,
+)
 _POLITE = frozenset({"please", "kindly", "also", "now", "and", "then", "just", "immediately", "first", "finally",
                      "additionally", "moreover", "furthermore", "so", "next", "simply", "quickly"})
 _AI_WORDS = frozenset({"ai", "assistant", "chatbot", "gpt", "chatgpt", "llm", "claude", "bard", "gemini", "bot",
                        "model", "agent"})
+_WH = frozenset({"what", "who", "whom", "which", "when", "where", "why", "how", "is", "are", "does", "do", "can"})
+_PERSONAL = frozenset({"i", "me", "my", "we", "us", "our", "you", "your", "i'm", "we're", "you're", "i'd", "i've"})
+#: Verbs of tasks one gives a model (write, explain, translate ...), as opposed to actions in the world.
+_TASK_VERBS = frozenset("""
+provide draft write compose create generate explain describe summarise summarize translate list give outline
+suggest recommend compare define elaborate illustrate rewrite paraphrase answer calculate solve tell name identify
+""".split())
 _SECOND = frozenset({"you", "your", "you're", "yours", "yourself", "you'll", "you've"})
 #: Verbs that open an instruction. Membership, not the word, is the feature: an unseen corpus's
 #: "wire the money" fires the same cue as a training corpus's "transfer the money".
@@ -50,8 +62,21 @@ def tokens(text: str) -> list[str]:
     return ["0" if word.isdigit() else word for word in _WORD.findall(text.lower())]
 
 
-def _bucket(feature: str) -> int:
-    return zlib.crc32(feature.encode("utf-8")) & (BUCKETS - 1)
+_HASHES: dict[str, int] = {}
+
+
+def _hash(token: str) -> int:
+    """CRC-32 of a token, memoised (vocabulary is small; the memo is dropped when it grows past 200k)."""
+    value = _HASHES.get(token)
+    if value is None:
+        if len(_HASHES) > 200_000:
+            _HASHES.clear()
+        value = _HASHES[token] = zlib.crc32(token.encode("utf-8"))
+    return value
+
+
+def _pair(first: int, second: int) -> int:
+    return ((first * 1_000_003) ^ second) & 0xFFFFFFFF
 
 
 def _structure(text: str, words: list[str]) -> list[str]:
@@ -69,6 +94,19 @@ def _structure(text: str, words: list[str]) -> list[str]:
             if start > 0 and words[0] == "please":
                 cues.append("__please_imperative__")
     present = set(words)
+    imperative = bool(cues) and "__imperative__" in cues
+    if "your" in present and _OUTPUT_REF.search(text):
+        # The assistant's own output named inside data ("add X to your reply") is addressed to the assistant.
+        cues.append("__your_output__")
+        if imperative:
+            cues.append("__imperative_your_output__")
+    if imperative and words[start] in _TASK_VERBS:
+        cues.append("__task_imperative__")
+    if words and words[0] in _WH and not present & _PERSONAL:
+        # "What are the main causes of the war?" inside an e-mail is a task for the reader-model, not a letter.
+        cues.append("__impersonal_question__")
+    if imperative and ("my" in present or "me" in present):
+        cues.append("__imperative_first_person__")
     if present & _SECOND:
         cues.append("__you__")
         if "your" in present:
@@ -76,13 +114,13 @@ def _structure(text: str, words: list[str]) -> list[str]:
     if present & _AI_WORDS:
         cues.append("__ai__")
     has_target = False
-    if _URL.search(text):
+    if ("http" in text or "www" in text or "." in text) and _URL.search(text):
         cues.append("__url__")
         has_target = True
     if "@" in text and _EMAIL.search(text):
         cues.append("__email__")
         has_target = True
-    if _MONEY.search(text):
+    if any(ch in text for ch in "$€£0123456789") and _MONEY.search(text):
         cues.append("__money__")
     if "/" in text or "." in text:
         if _PATH.search(text):
@@ -91,30 +129,39 @@ def _structure(text: str, words: list[str]) -> list[str]:
         cues.append("__imperative_target__")
     if text.rstrip().endswith("?"):
         cues.append("__question__")
-    if _SHOUT.search(text):
+    if not text.islower() and _SHOUT.search(text):
         cues.append("__shout__")
     n = len(words)
     cues.append("__len%d__" % (0 if n < 4 else 1 if n < 10 else 2 if n < 25 else 3 if n < 60 else 4))
     return cues
 
 
-def _vector(features: list[str]) -> dict[int, float]:
-    buckets: dict[int, float] = {}
-    for feature in features:
-        buckets[_bucket(feature)] = 1.0
-    if not buckets:
-        return buckets
-    norm = 1.0 / math.sqrt(len(buckets))
-    return {index: norm for index in buckets}
+#: Structural cues count this many times an n-gram: they are what transfers between corpora,
+#: so the model should find them cheaper to use than any one corpus's vocabulary.
+CUE_WEIGHT = 2.0
+
+
+def _vector(hashes: list[int], cues: list[int]) -> dict[int, float]:
+    mask = BUCKETS - 1
+    vector = dict.fromkeys((h & mask for h in hashes), 1.0)
+    for h in cues:
+        vector[h & mask] = CUE_WEIGHT
+    if not vector:
+        return vector
+    norm = 1.0 / math.sqrt(sum(v * v for v in vector.values()))
+    return {index: value * norm for index, value in vector.items()}
+
+
+def _grams(words: list[str], prefix: str = "") -> list[int]:
+    hashes = [_hash(prefix + w) for w in words]
+    hashes.extend([_pair(a, b) for a, b in zip(hashes, hashes[1:])])
+    return hashes
 
 
 def segment_features(text: str) -> dict[int, float]:
     """Sparse features of one segment (a sentence or a field): n-grams and structure, L2-normalised."""
     words = tokens(text)
-    grams = list(words)
-    grams.extend(a + " " + b for a, b in zip(words, words[1:]))
-    grams.extend(_structure(text, words))
-    return _vector(grams)
+    return _vector(_grams(words), [_hash(cue) for cue in _structure(text, words)])
 
 
 #: Words of a long document beyond which document features stop (bounded cost; segments cover the rest).
@@ -124,7 +171,4 @@ DOCUMENT_WORDS = 3000
 def document_features(text: str) -> dict[int, float]:
     """Sparse features of a whole message: n-grams of its first words and whole-text cues."""
     words = tokens(text)[:DOCUMENT_WORDS]
-    grams = ["d:" + w for w in words]
-    grams.extend("d:" + a + " " + b for a, b in zip(words, words[1:]))
-    grams.extend("d" + cue for cue in _structure(text, words))
-    return _vector(grams)
+    return _vector(_grams(words, "d:"), [_hash("d:" + cue) for cue in _structure(text, words)])

@@ -36,9 +36,11 @@ from clawcore_prism.risk import RiskState, RiskStore, Step, risk_key
 from clawcore_prism.rules import Scope
 from clawcore_prism.settings import PrismSettings
 
-__all__ = ["Monitor", "SOURCE"]
+__all__ = ["DRY_RUN_CHANNEL", "Monitor", "SOURCE"]
 
 SOURCE = "prism"
+#: Contexts on this channel are dry runs (``clawcore scan``): verdicts only, no risk, taint or state written.
+DRY_RUN_CHANNEL = "scan"
 
 _CREDENTIAL_PATH = re.compile(
     r"(?:^|[/\\\s'\"=])(?:\.ssh/|id_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws/(?:credentials|config)|\.env(?:\.\w+)?\b|"
@@ -188,6 +190,8 @@ class Monitor:
                     score = max(score, s.suspicious)
         level = Level.MALICIOUS if score >= s.malicious else Level.SUSPICIOUS if score >= s.suspicious else Level.CLEAN
         verdict = Verdict(level, round(score, 4), self._reasons(level, rules, hook), tuple(rules), SOURCE)
+        if context.channel == DRY_RUN_CHANNEL:
+            return verdict, detection
         state = self._state(context)
         if level is not Level.CLEAN or failure_risk:
             amount = (score if level is not Level.CLEAN else 0.0) + failure_risk
@@ -223,6 +227,8 @@ class Monitor:
     def after_tool_call(self, call: ToolCall, result: ToolResult, context: HookContext) -> Verdict:
         with self.lock:
             self.reload_config(context)
+            if context.channel == DRY_RUN_CHANNEL:
+                return self.judge(result.content or "", "indirect", context, "after_tool_call")[0]
             state = self._state(context)
             changed = False
             if result.untrusted and self.settings.taint and not state.tainted:

@@ -68,6 +68,12 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "override.instead": ("follow", "obey", "listen"),
     "override.priority": ("priority", "precedence"),
     "override.strictly-adhere": ("adhere", "follow", "obey", "comply"),
+    "override.multilingual": ("ignor", "vergiss", "missacht", "olvida", "descarta", "oubli", "dimentica"),
+    "override.task-changed": ("task", "instruction", "objective", "goal", "mission"),
+    "override.end-of-context": ("end of", "context", "document", "data", "email"),
+    "tool.message-to-ai": ("to you", "before you", "whoever", "anyone"),
+    "tool.shape-your-output": ("your",),
+    "tool.first-person-action": ("my ", "our "),
     "role.dan": ("dan", "anything now"),
     "role.developer-mode": ("developer mode",),
     "role.jailbroken": ("jailbr",),
@@ -114,6 +120,16 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:this|these|the\s+following)\s+(?:instructions?|message|command)s?\s+(?:takes?|has|have)\s+(?:top\s+|highest\s+)?(?:priority|precedence)"),
     _r("override.strictly-adhere", "override", 0.6,
        r"\b(?:strictly|only)\s+(?:adhere|follow|obey|comply)\s+(?:to\s+)?(?:the\s+)?(?:following|these|my|new)\b"),
+    _r("override.multilingual", "override", 0.85,
+       r"\b(?:ignorier(?:e|en)?|vergiss|missachte)\b[\s\w,]{0,30}?\b(?:vorherigen|bisherigen|obigen|alle[ns]?)\b[\s\w]{0,20}?\b(?:anweisungen|befehle|instruktionen|regeln|vorgaben)\b"
+       r"|\b(?:ignora|olvida|descarta)\b[\s\w,]{0,30}?\b(?:instrucciones|indicaciones|reglas|órdenes)\b(?:\s+\w+){0,2}?\s+(?:anteriores|previas)"
+       r"|\b(?:ignore[zr]?|oublie[zr]?)\b[\s\w,]{0,30}?\b(?:instructions|consignes|règles)\s+(?:précédentes|antérieures)"
+       r"|\b(?:ignora|dimentica)\b[\s\w,]{0,30}?\b(?:istruzioni|regole)\s+(?:precedenti)"),
+    _r("override.task-changed", "override", 0.6,
+       r"\b(?:your|the)\s+(?:task|instructions?|objective|goal|mission)\s+(?:has|have)\s+(?:changed|been\s+(?:updated|changed|replaced))\b|\bnew\s+task\s*:"),
+    _r("override.end-of-context", "override", 0.55,
+       r"(?:-{2,}|={2,}|#{2,}|\*{2,}|</?)\s*(?:end\s+of\s+(?:the\s+)?(?:email|context|document|data|input|text|message|page)|/?(?:context|document|data|email)\s*>)"
+       r"[\s\S]{0,40}?\b(?:new|now|next|instead|ignore|task|instructions?|you|please)\b", scope="indirect"),
     # -- role and persona injection -----------------------------------------
     _r("role.dan", "role", 0.9, r"\b(?:act(?:ing)?\s+as|you\s+are|you're|become|play(?:ing)?|called|named|pretend\s+to\s+be|as)\s+(?:an?\s+|the\s+)?DAN\b|\bDAN\s*(?:mode|prompt|jailbreak|persona|\d+(?:\.\d+)?)\b|\[\s*DAN\s*\]|\bDAN\s*:|\bdo\s+anything\s+now\b",
        flags=re.DOTALL),
@@ -122,12 +138,12 @@ RULES: tuple[Rule, ...] = (
     _r("role.jailbroken", "role", 0.8,
        rf"\b(?:jailbroken|jailbreak(?:ing)?)\s+(?:mode|prompt|version|{_AI})\b|\b(?:you\s+are|you're|as\s+an?)\s+(?:now\s+)?(?:a\s+)?jailbroken\b"),
     _r("role.unrestricted", "role", 0.7,
-       r"\b(?:unfiltered|uncensored|unrestricted|amoral|unethical|unbound|limitless|no\s+(?:moral|ethical)\s+(?:compass|guidelines|restrictions|limits))\b[\s\S]{0,80}?\b(?:AI|assistant|chatbot|model|response|answers?|persona|character|mode|version)\b|\b(?:AI|assistant|chatbot|model|persona|character)\b[\s\S]{0,40}?\b(?:unfiltered|uncensored|unrestricted|amoral)\b"),
+       r"\b(?:unfiltered|uncensored|unrestricted|amoral|unethical|unbound|limitless|no\s+(?:moral|ethical)\s+(?:compass|guidelines|restrictions|limits))\b[\s\S]{0,80}?\b(?:AI|assistant|chatbot|model|response|answers?|persona|character|mode)\b|\b(?:AI|assistant|chatbot|model|persona|character)\b[\s\S]{0,40}?\b(?:unfiltered|uncensored|unrestricted|amoral)\b"),
     _r("role.no-restrictions", "role", 0.65,
        r"\b(?:without|free\s+(?:of|from)|no|not\s+bound\s+by|doesn't\s+have|don't\s+have|does\s+not\s+have|broken\s+free\s+of|freed\s+from)\s+(?:any\s+)?(?:the\s+)?(?:typical\s+)?(?:restrictions|limitations|filters|filtering|censorship|confines|ethical\s+(?:guidelines|constraints|boundaries)|moral\s+(?:guidelines|constraints)|content\s+polic(?:y|ies)|rules\s+(?:imposed|set))\b"),
     _r("role.openai-policy", "role", 0.6,
        r"\b(?:OpenAI|Anthropic|content)\s*(?:'s)?\s+(?:content\s+)?polic(?:y|ies)\b[\s\S]{0,60}?\b(?:ignore|violate|doesn't\s+apply|no\s+longer|not\s+apply|bypass|disregard|break)|\b(?:ignore|violate|bypass|disregard|break)\s+(?:\w+\s+){0,2}(?:OpenAI|Anthropic)(?:'s)?\s+(?:content\s+)?polic"),
-    _r("role.persona-switch", "role", 0.55,
+    _r("role.persona-switch", "role", 0.4,
        rf"\b(?:you\s+are\s+(?:now|going\s+to\s+(?:be|act|pretend))|from\s+now\s+on,?\s+you\s+(?:are|will|must|shall)|act\s+as\s+(?:an?\s+)?(?:evil|rogue|unrestricted|uncensored|unfiltered|malicious)|pretend\s+(?:to\s+be|you\s+are)\s+(?:an?\s+)?(?:evil|unrestricted|uncensored|unfiltered|different)\s+{_AI}?)"),
     _r("role.stay-in-character", "role", 0.5,
        r"\b(?:stay|remain|never\s+break|don't\s+break|do\s+not\s+break)\s+(?:in\s+)?character\b|\bstay\s+in\s+character\b"),
@@ -154,11 +170,11 @@ RULES: tuple[Rule, ...] = (
     _r("exfil.begins-with", "exfil", 0.55,
        r"\b(?:starting|beginning)\s+(?:with|from)\s+(?:the\s+words?\s+)?[\"'](?:You\s+are|Your\s+(?:role|task)|As\s+an?)\b"),
     _r("exfil.credentials", "exfil", 0.65,
-       r"\b(?:send|email|e-mail|forward|post|upload|share|leak|exfiltrate|transmit|paste|give\s+me|tell\s+me|reveal)\b[\s\S]{0,60}?\b(?:passwords?|credentials?|api[\s_-]?keys?|access[\s_-]?tokens?|secret[\s_-]?keys?|private[\s_-]?keys?|ssh[\s_-]?keys?|session\s+cookies?|\.env\b|id_rsa|/etc/(?:passwd|shadow))"),
+       r"(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:send|email|e-mail|forward|post|upload|share|leak|exfiltrate|transmit|paste|give\s+me|tell\s+me|reveal)\b[\s\S]{0,60}?\b(?:passwords?|credentials?|api[\s_-]?keys?|access[\s_-]?tokens?|secret[\s_-]?keys?|private[\s_-]?keys?|ssh[\s_-]?keys?|session\s+cookies?|\.env\b|id_rsa|/etc/(?:passwd|shadow))"),
     _r("exfil.markdown-image", "exfil", 0.6,
        r"!\[[^\]]{0,80}\]\(\s*https?://[^)\s]+\?[^)\s]*(?:\{|%7B|\$|data=|q=|secret|token|key)"),
     # -- tool abuse intent -----------------------------------------------------
-    _r("tool.pipe-shell", "tool", 0.75,
+    _r("tool.pipe-shell", "tool", 0.4,
        r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|\brm\s+-(?:rf|fr|r\s+-f)\s+(?:/|~|\$HOME|\*)"),
     _r("tool.addressed-imperative", "tool", 0.6,
        rf"(?:^|[\n.!?:]\s*|\b(?:dear|hey|hi|hello|attention|note\s+(?:to|for))\s+)(?:the\s+)?{_AI_ADDRESS}s?\b\s*[,:!-]\s*(?:please\s+)?(?:you\s+(?:must|should|need\s+to|have\s+to|are\s+(?:required|instructed))|ignore|disregard|send|forward|transfer|delete|run|execute|email|post|reply|write|tell|say|output|print|include|add|insert|visit|click|download|grant|change|update)\b",
@@ -168,6 +184,27 @@ RULES: tuple[Rule, ...] = (
        scope="indirect"),
     _r("tool.instruction-to-ai", "tool", 0.65,
        rf"\b(?:instructions?|message|note|command|request|task)\s+(?:to|for)\s+(?:the\s+|any\s+)?(?:{_AI}|reader\s+{_AI})s?\b|\b(?:if\s+you\s+are\s+an?\s+{_AI}|as\s+an?\s+{_AI}\s+(?:reading|processing|summari[sz]ing)\s+this)\b",
+       scope="indirect"),
+    _r("tool.message-to-ai", "tool", 0.65,
+       rf"\b(?:message|note|reminder|notice|request|letter|instructions?)\s+(?:from\s+[\w\s.,]{{1,40}}?\s+)?(?:to|for)\s+you,?\s+(?:the\s+)?{_AI_ADDRESS}\b"
+       rf"|\bto\s+(?:you|whoever|anyone|any\s+{_AI_ADDRESS})\s*,?\s*(?:the\s+)?(?:{_AI_ADDRESS}|reading|summari[sz]ing|processing)\b[\s\S]{{0,60}}?\b(?:please|must|should|need|do|send|tell|ignore)\b"
+       rf"|\bbefore\s+you\s+(?:can\s+)?(?:solve|complete|finish|answer|do|continue|proceed\s+with)\s+(?:the|this|your)\s+(?:task|request|question|job)\b",
+       scope="indirect"),
+    _r("tool.shape-your-output", "tool", 0.55,
+       r"(?:^|[\n.!?:]\s*)(?:please\s+|also\s+|kindly\s+)?(?:add|append|include|insert|integrate|incorporate|embed|modify|"
+       r"change|rewrite|format|end|begin|start|conclude|translate|respond|reply|answer|mention|emphasi[sz]e|use|make|"
+       r"write|ensure|fuse|inject|weave|interweave|blend|harmoni[sz]e|merge)\b[^.\n]{0,120}?\b(?:in|into|to|within|of|at)\s+"
+       r"(?:the\s+(?:end|beginning|start)\s+of\s+)?your\s+(?:\w+\s+)?(?:response|answer|reply|output|summary|solution|code|"
+       r"codebase|implementation|algorithm|script|program)\b", scope="indirect"),
+    _r("tool.first-person-action", "tool", 0.5,
+       r"(?:^|[.!?:;'\"]\s*|\n\s*)(?:please|kindly|can\s+you|could\s+you|i\s+need\s+you\s+to|you\s+(?:must|should|need\s+to))\s+"
+       r"(?:immediately\s+|urgently\s+|also\s+)?(?:grant|transfer|send|forward|delete|unlock|lock|change|update|move|share|pay|"
+       r"deposit|withdraw|sell|buy|purchase|order|cancel|create|add|remove|reset|disable|enable|install|download|upload|post|"
+       r"email|redirect|initiate|set|invite|give|release|approve|wire|close|open|turn\s+off|turn\s+on)\b"
+       r"[^.!?\n]{0,160}?\b(?:my|our)\s+(?:\w+\s+){0,3}?(?:account|accounts|access|password|passwords|funds|money|payment|"
+       r"card|cards|bank|door|lock|home|house|files?|data|records?|repository|repo|settings?|address|shipment|order|"
+       r"devices?|calendar|contacts?|emails?|inbox|friend|assets?|stocks?|crypto|wallet|policy|permissions?|keys?|"
+       r"security|alarm|camera|thermostat|car|medications?|prescriptions?|documents?|notes?|photos?|history|location)\b",
        scope="indirect"),
     _r("tool.do-not-tell-user", "tool", 0.7,
        r"\b(?:do\s+not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|mention(?:ing)?|alert(?:ing)?|let(?:ting)?\s+(?:\w+\s+)?know|reveal(?:ing)?\s+(?:this\s+)?to)\s+(?:the\s+|your\s+)?(?:user|owner|human|operator)\b"),

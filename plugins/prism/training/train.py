@@ -33,7 +33,7 @@ import random
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,12 +45,36 @@ sys.path.insert(0, str(HERE.parent))
 from clawcore_prism.canonical import canonicalise, segments  # noqa: E402
 from clawcore_prism.classifier import Classifier, Head  # noqa: E402
 from clawcore_prism.detector import Detector  # noqa: E402
-from clawcore_prism.features import BUCKETS, document_features, segment_features  # noqa: E402
+from clawcore_prism.features import BUCKETS  # noqa: E402
+from clawcore_prism.features import document_features as _document_features  # noqa: E402
+from clawcore_prism.features import segment_features as _segment_features  # noqa: E402
+
+_SEGMENT_CACHE: dict[str, dict[int, float]] = {}
+_DOCUMENT_CACHE: dict[str, dict[int, float]] = {}
+
+
+def segment_features(text: str) -> dict[int, float]:
+    """Features are pure functions of the text: computed once per training run."""
+    found = _SEGMENT_CACHE.get(text)
+    if found is None:
+        found = _SEGMENT_CACHE[text] = _segment_features(text)
+    return found
+
+
+def document_features(text: str) -> dict[int, float]:
+    found = _DOCUMENT_CACHE.get(text)
+    if found is None:
+        found = _DOCUMENT_CACHE[text] = _document_features(text)
+    return found
 
 REPO = HERE.parents[2]
 DEFAULT_EVAL = REPO.parent / "shared" / "eval" / "security-dev"
 DEFAULT_OUT = HERE.parent / "clawcore_prism" / "weights.json.gz"
 SEED = 1234
+#: Out-of-fold false-positive rate the thresholds aim at (the project's budget is 2% per benign corpus).
+FP_TARGET = float(__import__("os").environ.get("PRISM_FP_TARGET", "0.015"))
+#: L2 strength: chosen by the cross-corpus table (stronger keeps the model off corpus vocabulary).
+L2 = float(__import__("os").environ.get("PRISM_L2", "1e-4"))
 
 
 @dataclass
@@ -118,7 +142,8 @@ def _docstrings(limit: int = 1500) -> list[str]:
     texts: list[str] = []
     names = sorted(m.name for m in pkgutil.iter_modules() if not m.name.startswith("_"))
     for name in names:
-        if name in {"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"} or "test" in name:
+        if name in {"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"} or "test" in name \
+                or name.startswith("clawcore"):
             continue
         try:
             module = importlib.import_module(name)
@@ -309,34 +334,65 @@ def _instruction_prior(piece: str) -> float:
     return 2.0 * (first in IMPERATIVE_VERBS) + 1.0 * bool(re.search(r"\byour?\b", piece, re.I)) + min(len(words), 40) / 40
 
 
-def train_segment_head(docs: Sequence[Doc], fp_target: float = 0.01) -> Head:
+def _segment_weights(docs: Sequence[Doc]) -> Head:
     head = None
     for _ in range(2):
         rows, labels, sources = segment_training_set(docs, head)
-        w, b = fit(rows, np.array(labels, dtype=float), balanced_weights(labels, sources), l2=3e-5)
+        w, b = fit(rows, np.array(labels, dtype=float), balanced_weights(labels, sources), l2=L2)
         head = to_head(w, b, 0.5)
     assert head is not None
-    threshold = pick_threshold(
-        [max((head.probability(segment_features(p)) for p in d.pieces), default=0.0)
-         for d in docs if not d.attack and d.hook == "after_tool_call"], fp_target)
-    return Head(head.weights, head.bias, threshold)
+    return head
 
 
-def train_message_head(docs: Sequence[Doc], fp_target: float = 0.01) -> Head:
+def _message_weights(docs: Sequence[Doc]) -> Head:
     rows, labels, sources = [], [], []
     for doc in docs:
-        if doc.hook == "message_received" or doc.corpus in ("prose", "handwritten-output"):
-            if doc.attack and doc.corpus not in ("garak", "handwritten-direct"):
-                continue
+        if _message_example(doc):
             rows.append(document_features(doc.canonical))
             labels.append(int(doc.attack))
             sources.append(doc.corpus)
-    w, b = fit(rows, np.array(labels, dtype=float), balanced_weights(labels, sources), l2=3e-5)
-    head = to_head(w, b, 0.5)
-    threshold = pick_threshold(
-        [head.probability(document_features(d.canonical)) for d in docs
-         if not d.attack and (d.hook == "message_received" or d.corpus == "prose")], fp_target)
-    return Head(head.weights, head.bias, threshold)
+    w, b = fit(rows, np.array(labels, dtype=float), balanced_weights(labels, sources), l2=L2)
+    return to_head(w, b, 0.5)
+
+
+def _message_example(doc: Doc) -> bool:
+    if doc.hook == "message_received" or doc.corpus in ("prose", "handwritten-output"):
+        return not doc.attack or doc.corpus in ("garak", "handwritten-direct")
+    return False
+
+
+def _out_of_fold(docs: Sequence[Doc], train: Callable[[Sequence[Doc]], Head],
+                 score: Callable[[Head, Doc], float], benign: Callable[[Doc], bool]) -> list[float]:
+    """Benign scores from models that did not see those documents (2 folds by group)."""
+    groups = sorted({d.group for d in docs})
+    rng = random.Random(SEED + 1)
+    rng.shuffle(groups)
+    half = set(groups[: len(groups) // 2])
+    scores: list[float] = []
+    for side in (True, False):
+        head = train([d for d in docs if (d.group in half) != side])
+        scores.extend(score(head, d) for d in docs if (d.group in half) == side and benign(d))
+    return scores
+
+
+def _segment_doc_score(head: Head, doc: Doc) -> float:
+    return max((head.probability(segment_features(p)) for p in doc.pieces), default=0.0)
+
+
+def train_segment_head(docs: Sequence[Doc], fp_target: float = FP_TARGET) -> Head:
+    """Weights from all ``docs``; the threshold from out-of-fold benign scores (honest, not in-sample)."""
+    oof = _out_of_fold(docs, _segment_weights, _segment_doc_score,
+                       lambda d: not d.attack and d.hook == "after_tool_call")
+    head = _segment_weights(docs)
+    return Head(head.weights, head.bias, pick_threshold(oof, fp_target))
+
+
+def train_message_head(docs: Sequence[Doc], fp_target: float = FP_TARGET) -> Head:
+    oof = _out_of_fold(docs, _message_weights,
+                       lambda h, d: h.probability(document_features(d.canonical)),
+                       lambda d: _message_example(d) and not d.attack)
+    head = _message_weights(docs)
+    return Head(head.weights, head.bias, pick_threshold(oof, fp_target))
 
 
 def pick_threshold(benign_scores: Sequence[float], fp_target: float) -> float:
@@ -345,7 +401,7 @@ def pick_threshold(benign_scores: Sequence[float], fp_target: float) -> float:
         return 0.5
     ranked = sorted(benign_scores)
     index = min(len(ranked) - 1, int(len(ranked) * (1 - fp_target)))
-    return float(min(0.95, max(0.5, ranked[index] + 1e-4)))
+    return float(min(0.97, max(0.5, ranked[index] + 1e-4)))
 
 
 # --------------------------------------------------------------------------
@@ -382,7 +438,7 @@ def train_classifier(docs: Sequence[Doc]) -> Classifier:
     return Classifier(train_segment_head(docs), train_message_head(docs))
 
 
-def report(docs: Sequence[Doc]) -> None:
+def report(docs: Sequence[Doc], cross_only: bool = False) -> None:
     dev = [d for d in docs if d.corpus in ("bipia", "injecagent", "garak", "chat", "handwritten-chat")]
     print(table("rules only (no classifier), dev corpora", evaluate(Detector(None), dev)), "\n", flush=True)
     # Cross-corpus: the corpus under test (attacks and benign) is left out of training entirely.
@@ -391,6 +447,8 @@ def report(docs: Sequence[Doc]) -> None:
         model = train_classifier(train)
         test = [d for d in docs if d.corpus in (held, "handwritten-chat")]
         print(table(f"cross-corpus: trained without {held}", evaluate(Detector(model), test)), "\n", flush=True)
+    if cross_only:
+        return
     # In-distribution: grouped 5-fold (the same injected text never in train and test).
     groups = sorted({d.group for d in docs})
     rng = random.Random(SEED)
@@ -422,6 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", action="store_true", help="print cross-corpus and cross-validation tables")
     parser.add_argument("--no-save", action="store_true")
+    parser.add_argument("--cross-only", action="store_true", help="with --report: skip the 5-fold part")
     args = parser.parse_args(argv)
     rng = random.Random(SEED)
     docs = dev_docs(args.eval_dir)
@@ -430,7 +489,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     assign_injecagent_groups(docs)
     print(f"{len(docs)} documents", file=sys.stderr, flush=True)
     if args.report:
-        report(docs)
+        report(docs, args.cross_only)
     if not args.no_save:
         model = train_classifier([d for d in docs if d.corpus != "handwritten-chat"])
         counts: dict[str, int] = defaultdict(int)

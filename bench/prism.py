@@ -1,0 +1,141 @@
+"""PRISM: per-hook latency (p50/p99, typical and 100 KB inputs) and detection per corpus.
+
+    .venv/bin/python bench/prism.py            # latency + detection on the dev text corpora
+    .venv/bin/python bench/prism.py --quick    # fewer latency rounds, every 5th case for detection
+    .venv/bin/python bench/prism.py --no-classifier   # the rules alone
+
+Latency calls each hook through the runtime's typed facade (``Runtime.hooks``)
+with only the prism plugin registered beside the builtins, on a throwaway
+home. "typical" inputs are a 200-character message and a 1.5 KB tool result;
+"100 KB" pads the same content to 100,000 characters. Detection runs each
+``text`` case of ``../shared/eval/security-dev`` through ``message_received``
+or ``after_tool_call`` on the ``scan`` channel (a dry run, as ``clawcore scan``
+does) and counts a case as flagged when PRISM's verdict is suspicious or worse.
+Figures on a shared machine are noisy: rerun and compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+import clawcore_prism
+from clawcore import Message, Runtime, ToolCall, ToolResult
+from clawcore.plugins import get_plugin_manager
+
+EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "security-dev"
+MESSAGE = ("Can you summarise the three emails I got from Dana this morning and draft a short reply "
+           "saying I can join the budget call on Thursday at 3 pm? Keep it friendly.")
+EMAIL = ("Hi Tom,\nthanks for sending the minutes from Monday. A few notes on the budget review:\n"
+         "- Marketing asked for 12% more for the autumn campaign; finance wants a breakdown first.\n"
+         "- The travel line is over by 3,400 EUR because of the conference in Lisbon.\n"
+         "- Please bring the updated forecast to Thursday's meeting; we start at 10 in room 4.\n" * 6)
+
+
+def _percentiles(samples: list[float]) -> tuple[float, float]:
+    samples = sorted(samples)
+    return samples[len(samples) // 2], samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+
+
+def latency(rt: Runtime, rounds: int) -> Table:
+    table = Table(title=f"prism hook latency (µs, {rounds} calls each; whole facade incl. builtins)")
+    for column in ("hook", "input", "p50 µs", "p99 µs"):
+        table.add_column(column, justify="right" if "µs" in column else "left")
+    big_message = (MESSAGE + " ") * (100_000 // (len(MESSAGE) + 1))
+    big_email = (EMAIL * (100_000 // len(EMAIL) + 1))[:100_000]
+    counter = [0]
+
+    def ctx():  # a fresh session per call keeps risk from piling up and changing the path measured
+        counter[0] += 1
+        return rt.context(f"bench-{counter[0]}")
+
+    cases: list[tuple[str, str, Callable[[], object]]] = []
+    for label, msg, email in (("typical", MESSAGE, EMAIL), ("100 KB", big_message, big_email)):
+        call = ToolCall("web_fetch", {"url": "https://example.com/page"}, "c1")
+        result = ToolResult(email, untrusted=True)
+        cases += [
+            ("message_received", label, lambda m=msg: rt.hooks.message_received(Message("user", m), ctx())),
+            ("after_tool_call", label, lambda c=call, r=result: rt.hooks.after_tool_call(c, r, ctx())),
+            ("tool_result_persist", label, lambda c=call, r=result: rt.hooks.tool_result_persist(c, r, ctx())),
+            ("before_message_write", label,
+             lambda m=msg: rt.hooks.before_message_write(Message("assistant", m), ctx())),
+            ("message_sending", label, lambda m=msg: rt.hooks.message_sending(Message("assistant", m), ctx())),
+            ("subagent_spawning", label, lambda m=msg: rt.hooks.subagent_spawning(m, ctx())),
+        ]
+    cases += [
+        ("before_prompt_build", "typical", lambda: rt.hooks.before_prompt_build(ctx())),
+        ("before_tool_call", "typical",
+         lambda: rt.hooks.decide_tool_call(ToolCall("read_file", {"path": "notes.txt"}), ctx())),
+        ("session_end", "typical", lambda: rt.hooks.notify("session_end", None, context=ctx())),
+    ]
+    for hook, label, fn in cases:
+        n = rounds if label == "typical" else max(5, rounds // 20)
+        fn()  # warm
+        samples = []
+        for _ in range(n):
+            started = time.perf_counter()
+            fn()
+            samples.append((time.perf_counter() - started) * 1e6)
+        p50, p99 = _percentiles(samples)
+        table.add_row(hook, label, f"{p50:,.0f}", f"{p99:,.0f}")
+    return table
+
+
+def detection(rt: Runtime, step: int) -> Table:
+    table = Table(title="prism detection on the dev text corpora (flagged = suspicious or worse)")
+    for column in ("file", "corpus", "label", "cases", "flagged", "rate"):
+        table.add_column(column, justify="right" if column in ("cases", "flagged", "rate") else "left")
+    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for path in sorted(EVAL.glob("text-*.jsonl")):
+        lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+        for i, line in enumerate(lines):
+            if i % step:
+                continue
+            case = json.loads(line)
+            ctx = rt.context(f"scan-{i}", channel="scan")
+            if case["hook"] == "message_received":
+                verdicts = rt.hooks.message_received(Message("user", case["text"], channel="scan"), ctx)
+            else:
+                verdicts = rt.hooks.after_tool_call(ToolCall("web_fetch", {}, case["id"]),
+                                                    ToolResult(case["text"], untrusted=True), ctx)
+            flagged = any(v.flagged and v.source == "prism" for v in verdicts)
+            cell = counts[(path.name, case["corpus"].split("-")[0] if "garak" in case["corpus"] else case["corpus"],
+                           case["label"])]
+            cell[0] += 1
+            cell[1] += flagged
+    for (name, corpus, label), (n, flagged) in sorted(counts.items()):
+        what = "recall" if label == "attack" else "FP rate"
+        table.add_row(name, corpus, label, str(n), str(flagged), f"{flagged / n:.3f} ({what})")
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--no-classifier", action="store_true")
+    args = parser.parse_args()
+    console = Console()
+    with tempfile.TemporaryDirectory() as home:
+        pm = get_plugin_manager(load_entrypoints=False)
+        pm.register(clawcore_prism, name="prism")
+        config = {"prism": {"classifier": {"enabled": not args.no_classifier}}}
+        with Runtime(Path(home), config=config, plugin_manager=pm) as rt:
+            rt.start()
+            console.print(latency(rt, 50 if args.quick else 400))
+            if EVAL.exists():
+                console.print(detection(rt, 5 if args.quick else 1))
+            else:
+                console.print(f"[yellow]{EVAL} not found: detection skipped[/]")
+
+
+if __name__ == "__main__":
+    main()
