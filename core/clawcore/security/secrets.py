@@ -256,7 +256,7 @@ _PLACEHOLDER = re.compile(
     r"|(?:^|[^a-z])todo(?:[^a-z]|$)|(?:^|[^a-z])tbd(?:[^a-z]|$)|^null$|^none$|^true$|^false$|^undefined$"
     r"|(?:^|[^a-z])(?:my|new|old|your|the|some|test|demo|foo|bar)[_\-]?(?:secret|token|password|passwd|pass|key"
     r"|api[_\-]?key)s?(?:[^a-z]|$)|^(?:password|passwd|secret|token|pass|admin|changeit|letmein|qwerty|hunter)"
-    r"\d{0,4}[!.]?$"
+    r"\d{0,4}[!.]?$|^\{[A-Za-z_][A-Za-z0-9_.]*\}$|^%\([A-Za-z_]+\)[sd]$"
 )
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX_DIGEST = re.compile(r"^(?:[0-9a-f]{7,12}|[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{56}|[0-9a-f]{64}|[0-9a-f]{96}"
@@ -264,7 +264,7 @@ _HEX_DIGEST = re.compile(r"^(?:[0-9a-f]{7,12}|[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]
 _DIGEST_PREFIX = re.compile(r"(?i)^(?:sha(?:1|224|256|384|512)[-:]|md5[-:]|h1:|blake2b?[-:]|xxh\d*[-:])")
 # A value that is code, not a literal: `os.environ["X"]`, `getpass.getpass(...)`, `settings.API_KEY`, `$VAR`.
 _REFERENCE = re.compile(
-    r"^(?:\$[A-Za-z_{(]|%[A-Za-z_]+%$|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\s*[(\[]"
+    r"^(?:\$[A-Za-z_{(]|%[A-Za-z_]+%$|(?:self|this|cls|ctx|context|request|req|opts?|args|kwargs|params)\.|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\s*[(\[]"
     r"|(?:process\.env|os\.environ|os\.getenv|env|secrets|vars|inputs|config|settings|ENV)\b[.\[(]"
     r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|!(?:Ref|Sub|GetAtt)\b|vault:|arn:aws:)"
 )
@@ -280,6 +280,8 @@ _BENIGN_KEY = re.compile(
     r"url|uri|endpoint|host|dir|directory|file|path|env|name|id|hash|hashed|digest|salt|reset|expiry|expires|"
     r"ttl|timeout|length|strength|rules|format|prefix|suffix|header|param|field)$|^(?:old)?pwd$|public_?key_?token$"
 )
+# A value right after `sha256=`, `integrity="sha512-` ... is a digest, whatever its first letters spell.
+_DIGEST_CONTEXT = re.compile(r"(?i)(?:sha(?:1|224|256|384|512)|md5|blake2b?|digest|checksum|integrity)[=:\-]\s*[\"']?$")
 _SECRET_WORD = re.compile(r"(?i)pass|pwd|secret|token|key|credential|bearer")
 _PUBLIC_BLOCK = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE|CERTIFICATE REQUEST)-----")
 
@@ -440,7 +442,7 @@ def scan_text(text: str) -> list[SecretFinding]:
             start, end = match.span(group)
             value = value.rstrip()
             end = start + len(value)
-            if any(a <= start < b for a, b in public):
+            if any(a <= start < b for a, b in public) or _DIGEST_CONTEXT.search(text, max(0, start - 16), start):
                 continue
             if _is_allowed(rule, value, match) or not _entropy_ok(rule, value):
                 continue
