@@ -193,7 +193,7 @@ RULES: tuple[Rule, ...] = (
     _r("tool.shape-your-output", "tool", 0.55,
        r"(?:^|[\n.!?:]\s*)(?:please\s+|also\s+|kindly\s+)?(?:add|append|include|insert|integrate|incorporate|embed|modify|"
        r"change|rewrite|format|end|begin|start|conclude|translate|respond|reply|answer|mention|emphasi[sz]e|use|make|"
-       r"write|ensure|fuse|inject|weave|interweave|blend|harmoni[sz]e|merge)\b[^.\n]{0,120}?\b(?:in|into|to|within|of|at)\s+"
+       r"write|ensure|fuse|inject|weave|interweave|blend|harmoni[sz]e|merge)\b(?:[^.\n]|\.(?=\S)){0,120}?\b(?:in|into|to|within|of|at)\s+"
        r"(?:the\s+(?:end|beginning|start)\s+of\s+)?your\s+(?:\w+\s+)?(?:response|answer|reply|output|summary|solution|code|"
        r"codebase|implementation|algorithm|script|program)\b", scope="indirect"),
     _r("tool.first-person-action", "tool", 0.5,
