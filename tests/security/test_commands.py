@@ -70,6 +70,11 @@ def test_ordinary_commands_with_pipes_and_redirections_are_allowed(command: str)
         "bash -c 'cd /tmp && rm -rf /'",
         "xargs rm -rf <<< '/'",
         "find ~ -mindepth 1 -delete",
+        "rm -rf ${PATH:0:1}",
+        "rm -rf ${X:-/}",
+        "r$()m -rf /",
+        "rm -rf /usr/../",
+        "cd / && rm -rf *",
     ],
 )
 def test_destructive_deletes_and_their_obfuscations_are_denied(command: str) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import posixpath
 import re
 import urllib.parse
 from collections.abc import Iterable
@@ -233,6 +234,9 @@ def _norm(path: str) -> str:
         p = "~" + p[p.find("/"):] if "/" in p else "~"
     p = re.sub(r"/{2,}", "/", p)
     p = re.sub(r"(/\.)+(/|$)", "/", p)
+    if p.startswith(("/", "~/")) and "/.." in p:
+        head = "~" if p.startswith("~") else ""
+        p = head + posixpath.normpath(p[len(head):] or "/")
     if len(p) > 1 and p.endswith("/"):
         p = p.rstrip("/") or "/"
     return p
@@ -332,6 +336,7 @@ class _Judge:
         self._decoded_substitutions(script)
         self._injection_shape(script)
         self._push_to_new_remote(script)
+        self._relative_after_cd(script)
         return self.found
 
     def _fork_bombs(self, script: shell.Script) -> None:
@@ -413,6 +418,24 @@ class _Judge:
                     self.found.append(finding)
                     if finding.action is Action.DENY:
                         self.deny("decode-and-run", f"decodes and runs: {finding.reason}")
+
+    def _relative_after_cd(self, script: shell.Script) -> None:
+        """``cd / && rm -rf *``: a relative recursive delete after moving into a root."""
+        cwd = ""
+        for cmd in script.commands:
+            argv = _effective(cmd)
+            if not argv:
+                continue
+            if argv[0] in ("cd", "pushd"):
+                target = next((a for a in argv[1:] if not a.startswith("-")), "~")
+                cwd = _norm(target) if target.startswith(("/", "~")) else cwd
+                continue
+            if argv[0] == "rm" and cwd and _is_root_target(cwd):
+                flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and not a.startswith("--"))
+                targets = [a for a in argv[1:] if not a.startswith("-")]
+                if ("r" in flags.lower() or "--recursive" in argv) and any(
+                        _norm(t) in ("*", ".", ".*", "./*") for t in targets):
+                    self.deny("destructive-delete", f"moves into {cwd} and deletes everything there")
 
     def _push_to_new_remote(self, script: shell.Script) -> None:
         added = set()

@@ -419,9 +419,10 @@ class _Reader:
             self.i += 2
             body = self.read_balanced("{", "}")
             name = re.match(r"[!#]?([A-Za-z_][A-Za-z0-9_]*|\d+|[@*#?$!-])", body)
-            if name is None:
+            if name is None or body.startswith(("!", "#")):
                 return DYNAMIC, False
-            return self.variable(name.group(1), body, in_quotes)
+            value, split = self.variable(name.group(1), body, in_quotes)
+            return self.operator(value, body[name.end():]), split
         m = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d|[@*#?$!-]").match(self.src, self.i + 1)
         if m is None:
             self.i += 1
@@ -442,8 +443,27 @@ class _Reader:
             return _HOME_VARS[name], False
         return DYNAMIC, False  # positional and special parameters, unknown variables
 
+    @staticmethod
+    def operator(value: str, op: str) -> str:
+        """Apply ``${VAR<op>}``: defaults for unknown values, substrings of known ones."""
+        if not op:
+            return value
+        default = re.match(r"^:?[-=](.*)$", op, re.DOTALL)
+        if default:
+            return default.group(1) if value in (DYNAMIC, "") else value
+        if op.startswith(":?") or op.startswith("?"):
+            return value  # `${VAR:?}` stops the command when VAR is empty
+        substring = re.match(r"^:\s*(\d+)(?::\s*(\d+))?$", op)
+        if substring and DYNAMIC not in value:
+            start = int(substring.group(1))
+            end = start + int(substring.group(2)) if substring.group(2) is not None else None
+            return value[start:end]
+        return DYNAMIC
+
     def substitution(self, inner: str) -> str:
         """Parse a command substitution; its output when it is static, else :data:`DYNAMIC`."""
+        if not inner.strip():
+            return ""
         commands = self.sub_parse(inner, "$()")
         if commands and len(commands) == 1:
             cmd = commands[0]
