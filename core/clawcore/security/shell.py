@@ -22,7 +22,17 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["Redirect", "Script", "SimpleCommand", "Word", "parse", "printf_output"]
+__all__ = [
+    "DYNAMIC",
+    "Redirect",
+    "Script",
+    "SimpleCommand",
+    "Word",
+    "brace_expand",
+    "decode_escapes",
+    "parse",
+    "printf_output",
+]
 
 #: Marks an unknown value inside a word's static text.
 DYNAMIC = "\x00"
@@ -129,7 +139,7 @@ class Script:
     pipelines: int = 0
     #: A loop without an exit condition (``while true``, ``while :``, ``for ((;;))``).
     endless_loop: bool = False
-    #: Notable spellings found while reading (``ifs``, ``escaped-newline``, ``ansi-c``).
+    #: Notable spellings found while reading (``ifs``, ``escaped-letter``, ``ansi-c``, ``recursive-function``).
     tricks: set[str] = field(default_factory=set)
 
 
