@@ -1,6 +1,6 @@
 """Throughput of the local ONNX embedding provider, raw and through memory indexing.
 
-    .venv/bin/python bench/embeddings_local.py            # 2 threads, default batch size
+    .venv/bin/python bench/embeddings_local.py            # the config defaults (1 thread, batch 8)
     .venv/bin/python bench/embeddings_local.py --quick    # fewer texts, one repeat
     .venv/bin/python bench/embeddings_local.py --sweep    # batch size x threads grid (sentences/s)
 
@@ -101,22 +101,25 @@ def end_to_end(workspace: Path, threads: int, batch_size: int, repeat: int) -> t
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=None, help="default: the config default")
     parser.add_argument("--batch-size", type=int, default=None, help="default: the config default")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="256 sentences, one workspace's chunks, 1 repeat")
     parser.add_argument("--sweep", action="store_true",
-                        help="256 sentences and 24 chunks over batch sizes 8/32/128 and threads 1/2")
+                        help="256 sentences and 24 chunks over a grid of batch sizes and threads")
+    parser.add_argument("--grid-batches", default="8,32,128", help="batch sizes for --sweep")
+    parser.add_argument("--grid-threads", default="1,2", help="thread counts for --sweep")
     args = parser.parse_args()
     console = Console()
     home = Path(tempfile.mkdtemp(prefix="bench-embeddings-local-"))
-    settings = {"threads": args.threads} | ({"batchSize": args.batch_size} if args.batch_size else {})
+    settings = {k: v for k, v in (("threads", args.threads), ("batchSize", args.batch_size)) if v is not None}
     provider = LocalEmbeddingProvider.from_settings(settings, home)
+    threads = provider.threads
     repeat = 1 if args.quick else args.repeat
     sentences = sentences_of(args.data)[: 256 if args.quick else 1024]
     workspace = args.data / "conv-26"
     chunks = chunks_of(workspace)
-    console.print(f"model {provider.model} ({provider.files.source}), threads {args.threads}, "
+    console.print(f"model {provider.model} ({provider.files.source}), threads {threads}, "
                   f"batch size {provider.batch_size}, best of {repeat}; {os.cpu_count()} CPUs, "
                   f"load average {os.getloadavg()[0]:.1f} at start")
 
@@ -124,8 +127,8 @@ def main() -> int:
         table = Table("threads", "batch size", "sentences per wall s", "per CPU s", "chunks per wall s",
                       "per CPU s", title="sweep")
         few_sentences, few_chunks = sentences[:256], chunks[:24]
-        for threads in (1, 2):
-            for batch in (8, 32, 128):
+        for threads in (int(t) for t in args.grid_threads.split(",")):
+            for batch in (int(b) for b in args.grid_batches.split(",")):
                 p = LocalEmbeddingProvider(provider.files, threads=threads, batch_size=batch)
                 s_wall, s_cpu = best_rate(len(few_sentences), partial(p.embed, few_sentences), repeat)
                 c_wall, c_cpu = best_rate(len(few_chunks), partial(p.embed, few_chunks), repeat)
@@ -136,7 +139,7 @@ def main() -> int:
 
     console.print(raw_table(provider, sentences, chunks, repeat))
     raw_wall, raw_cpu = best_rate(len(chunks), partial(provider.embed, chunks), repeat)
-    count, e2e_wall, e2e_cpu, open_s = end_to_end(workspace, args.threads, provider.batch_size, repeat)
+    count, e2e_wall, e2e_cpu, open_s = end_to_end(workspace, threads, provider.batch_size, repeat)
     table = Table("what", "chunks", "per wall s", "per CPU s", title="indexing conv-26 end to end vs raw model")
     table.add_row("raw provider.embed on the same chunks", str(len(chunks)), f"{raw_wall:.2f}", f"{raw_cpu:.2f}")
     table.add_row("open_memory(...).sync() on a fresh index", str(count), f"{e2e_wall:.2f}", f"{e2e_cpu:.2f}")

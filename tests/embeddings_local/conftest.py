@@ -11,7 +11,7 @@ from clawcore_embeddings_local import LocalEmbeddingProvider
 def local_provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalEmbeddingProvider]:
     """The default provider (the pip-installed bundle), loaded once per test session."""
     home = tmp_path_factory.mktemp("embeddings-local-home")
-    yield LocalEmbeddingProvider.from_settings({"threads": 2}, home)
+    yield LocalEmbeddingProvider.from_settings({}, home)
 
 
 @pytest.fixture(scope="session")

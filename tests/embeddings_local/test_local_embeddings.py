@@ -78,9 +78,9 @@ def test_batch_size_does_not_change_vectors(tmp_path: Path, local_provider: Loca
 
 
 def test_threads_setting_reaches_onnx_runtime(tmp_path: Path) -> None:
-    provider = LocalEmbeddingProvider.from_settings({"threads": 1, "batchSize": 4}, tmp_path)
-    assert provider._session.get_session_options().intra_op_num_threads == 1
-    assert provider.batch_size == 4
+    provider = LocalEmbeddingProvider.from_settings({"threads": 2, "batchSize": 4}, tmp_path)
+    assert provider._session.get_session_options().intra_op_num_threads == 2
+    assert (provider.threads, provider.batch_size) == (2, 4)
 
 
 def test_identity_goes_into_the_index_meta(local_provider: LocalEmbeddingProvider) -> None:

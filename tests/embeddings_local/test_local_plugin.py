@@ -37,8 +37,8 @@ def test_config_defaults_fill_the_section(
         "model": "all-MiniLM-L6-v2",
         "modelPath": None,
         "sha256": None,
-        "threads": 0,
-        "batchSize": 32,
+        "threads": 1,
+        "batchSize": 8,
     }
 
 

@@ -39,13 +39,14 @@ class LocalEmbeddingProvider:
 
     name = "local"
 
-    def __init__(self, files: ModelFiles, *, threads: int = 0, batch_size: int = 32) -> None:
+    def __init__(self, files: ModelFiles, *, threads: int = 1, batch_size: int = 8) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         self.files = files
         self.model = files.model_id
         self.batch_size = batch_size
+        self.threads = threads
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
