@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import posixpath
 import re
 import urllib.parse
@@ -206,6 +207,12 @@ def analyze(command: str) -> CommandAnalysis:
     if not isinstance(command, str):
         return CommandAnalysis(str(command), Action.DENY,
                                (Finding("not-text", Action.DENY, "the command is not text"),))
+    return _analyze(command)
+
+
+@functools.lru_cache(maxsize=2048)
+def _analyze(command: str) -> CommandAnalysis:
+    # Agents repeat commands (`git status`, `ls`); the verdict is a pure function of the text.
     findings = _Judge(0).line(command)
     # A literal "\n" outside quotes reads as the letter n in bash, but an interface that
     # unescapes the text would run two commands: judge that reading too (deny on doubt).
