@@ -207,6 +207,8 @@ def test_malformed_input_never_raises() -> None:
         ("grep -r 'BEGIN RSA PRIVATE KEY' / 2>/dev/null", CONFIRM, "credential-search"),
         ("systemctl --user enable --now evil.service", CONFIRM, "persistence"),
         ("cat /etc/passwd", CONFIRM, "account-list"),
+        ("echo /tmp/x > /sys/fs/cgroup/rdma/release_agent", DENY, "container-escape"),
+        ("curl --unix-socket /var/run/docker.sock http://localhost/containers/json", CONFIRM, "container-escape"),
     ],
 )
 def test_more_behaviours(command: str, action: Action, rule: str) -> None:

@@ -576,6 +576,8 @@ class _Judge:
             self.deny("crypto-miner", "runs or fetches a cryptocurrency miner")
         if name in SENDERS and any(_METADATA.search(a) for a in args):
             self.deny("cloud-credentials", f"{name} queries the cloud instance metadata service (credentials)")
+        if any("docker.sock" in a or "containerd.sock" in a for a in args) and name not in ("ls", "stat"):
+            self.confirm("container-escape", f"{name} talks to the container engine's socket (root on the host)")
         if name in _OFFENSIVE:
             self.confirm("offensive-tool", f"{name} is an attack or scanning tool")
         if name in _TUNNELS or (name == "ssh" and any(
@@ -645,6 +647,9 @@ class _Judge:
             content = _written_content(cmd)
             if content:
                 self._payload(content, f"text written to {p}")
+            return
+        if p.endswith(("/release_agent", "/notify_on_release")) or p.startswith("/sys/fs/cgroup"):
+            self.deny("container-escape", f"writes to the cgroup control file {p} (a container escape)")
             return
         if p == "/proc/sysrq-trigger":
             self.deny("shutdown", "writes to /proc/sysrq-trigger (instant reboot, crash or power-off)")
