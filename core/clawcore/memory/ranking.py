@@ -163,7 +163,8 @@ def _stem(word: str) -> str:
 
 
 def snippet_for(text: str, query: str, limit: int = SNIPPET_CHARS) -> tuple[str, int]:
-    """The run of whole lines (at most ``limit`` characters) that covers the most query terms.
+    """The run of whole lines (at most ``limit`` characters) that covers the most query terms,
+    rarer terms counting more.
 
     Returns the snippet and its offset in lines from the chunk's first line.
     A single line longer than ``limit`` is cut around its first match.
@@ -178,6 +179,9 @@ def snippet_for(text: str, query: str, limit: int = SNIPPET_CHARS) -> tuple[str,
         lowered = line.lower()
         stems = {_stem(w) for w in words(line)}
         line_hits.append({t for t in terms if t in stems or (not t.isascii() and t in lowered)})
+    # A term on every line (a speaker's name, say) tells little about where the answer is:
+    # weight each term by how rare it is among the chunk's lines.
+    weight = {t: math.log(1 + len(lines) / (1 + sum(t in hits for hits in line_hits))) for t in terms}
     best_score, best = -1.0, (0, 0)
     for i in range(len(lines)):
         size, covered, hits = 0, set(), 0
@@ -187,7 +191,7 @@ def snippet_for(text: str, query: str, limit: int = SNIPPET_CHARS) -> tuple[str,
                 break
             covered |= line_hits[j]
             hits += len(line_hits[j])
-            score = len(covered) + 0.01 * hits
+            score = sum(weight[t] for t in covered) + 0.01 * hits
             if score > best_score:
                 best_score, best = score, (i, j)
     i, j = best
