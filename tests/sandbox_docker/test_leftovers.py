@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from clawcore_sandbox_docker.leftovers import LABEL, OWNER_LABEL, SESSION_LABEL, Owner, container_labels
 
 
