@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import ClassVar
 
 import pytest
@@ -134,3 +136,50 @@ def test_connection_goes_to_the_checked_address_with_the_host_name_kept(server: 
 def test_html_to_text_handles_broken_markup() -> None:
     text, title = html_to_text("<p>unclosed <b>bold<div>next</p><title>T</title>")
     assert "unclosed bold" in text and "next" in text and title == "T"
+
+
+def _self_signed(tmp_path: Path, host: str) -> tuple[Path, Path]:
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
+            .not_valid_after(now + dt.timedelta(hours=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def test_https_to_the_checked_address_verifies_the_host_name(tmp_path: Path) -> None:
+    cert, key = _self_signed(tmp_path, "secure.example")
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    httpd.block_on_close = False
+    server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_context.load_cert_chain(cert, key)
+    httpd.socket = server_context.wrap_socket(httpd.socket, server_side=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    port = httpd.server_address[1]
+    client = ssl.create_default_context(cafile=str(cert))
+    policy = NetworkPolicy(private_network=["127.0.0.1"], resolver=lambda host, _port: ["127.0.0.1"])
+    Handler.seen_hosts = []
+    try:
+        result = fetch(f"https://secure.example:{port}/json", policy, ssl_context=client)
+        assert result.text == '{"ok": true}' and Handler.seen_hosts == [f"secure.example:{port}"]
+        with pytest.raises(FetchError, match="CERTIFICATE_VERIFY_FAILED|certificate|hostname"):
+            fetch(f"https://other.example:{port}/json", policy, ssl_context=client)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
