@@ -164,3 +164,19 @@ def test_other_contexts_are_found(text: str) -> None:
 ])
 def test_other_look_alikes_are_not_found(text: str) -> None:
     assert scan_text(text) == [], [f.rule for f in scan_text(text)]
+
+
+@pytest.mark.parametrize("text", [
+    '{\\"password\\":\\"' + rand(ALNUM, 14) + '1\\"}',
+    "https://x.example/login?user=bob&password=" + rand(ALNUM, 14) + "7&next=/",
+    f"MAILCHIMP_KEY={rand(HEX, 32)}-us21",
+    f"access_token$production${rand(HEX, 16)}${rand(HEX, 32)}",
+    "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nPublic-Lines: 1\nAAAAB3Nz\nPrivate-Lines: 2\n"
+    + rand(ALNUM, 40) + "\n" + rand(ALNUM, 40) + "\nPrivate-MAC: 12ab\n",
+])
+def test_escaped_query_and_vendor_forms(text: str) -> None:
+    findings = scan_text(text)
+    assert findings, text
+    masked = redact(text)
+    assert all(text[f.start:f.end] not in masked for f in findings)
+    assert "&next=/" in masked or "&next" not in text, "a query value ends at &"

@@ -213,6 +213,18 @@ RULES: tuple[SecretRule, ...] = (
                r"|sq0atp-|sq0csp-)[A-Za-z0-9_\-]{20,})" + _E,
           min_entropy=3.5,
           prefix=r"gsk_|r8_|pplx-|xai-|lin_api_|PMAK-|sbp_|sntrys_|dapi|NRAK-|ATATT3|AGE-SECRET-KEY-1|sq0atp-|sq0csp-"),
+    _rule("mailchimp-key", "Mailchimp API key", ["-us"],
+          _B + r"(?P<secret>[0-9a-f]{32}-us\d{1,2})" + _E, min_entropy=3.0),
+    _rule("braintree-token", "Braintree / PayPal access token", ["access_token$production$", "access_token$sandbox$"],
+          r"(?P<secret>access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32})", min_entropy=3.0,
+          prefix=r"access_token\$(?:production|sandbox)\$"),
+    _rule("firebase-server-key", "Firebase Cloud Messaging server key", [":apa91b"],
+          _B + r"(?P<secret>AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{120,})" + _E, min_entropy=3.5, prefix=r"AAAA"),
+    _rule("dropbox-token", "Dropbox access token", ["sl."],
+          _B + r"(?P<secret>sl\.[A-Za-z0-9_\-]{130,})" + _E, min_entropy=3.5, prefix=r"sl\."),
+    _rule("putty-private-key", "PuTTY private key", ["putty-user-key-file"],
+          r"(?P<secret>PuTTY-User-Key-File-[23]:[^\n]*\n(?:[^\n]*\n){0,40}?Private-Lines:\s*\d+\s*\n"
+          r"(?:[A-Za-z0-9+/=]+(?:\r?\n|$))+)", prefix=r"PuTTY-User-Key-File-[23]:[^\n]*", min_length=40),
     _rule("connection-string", "password in a connection URL", ["://"],
           r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@'\"]{0,64}:(?P<secret>[^\s@/'\"]{3,128})@[A-Za-z0-9.\-\[\]_]+",
           min_entropy=1.5, generic=True, min_length=3),
@@ -241,8 +253,8 @@ RULES: tuple[SecretRule, ...] = (
           r"[?&;]sig=(?P<secret>[A-Za-z0-9%+/=]{30,})", min_entropy=3.5),
     _rule("secret-assignment", "credential assigned to a secret-named key",
           ["pass", "pwd", "secret", "token", "key", "credential", "bearer"],
-          r"(?P<name>" + _SECRET_KEY_NAME + r")[\"']?[ \t]*(?::=|=>|[:=])[ \t]*"
-          r"(?:(?P<q>[\"'`])(?P<secret>[^\"'`\r\n]{6,256})(?P=q)|(?P<bare>[^\s\"'`,;}{\])(\[<][^\s\"'`,;}{\])]{5,255}))",
+          r"(?P<name>" + _SECRET_KEY_NAME + r")(?:\\?[\"'])?[ \t]*(?::=|=>|[:=])[ \t]*\\?"
+          r"(?:(?P<q>[\"'`])(?P<secret>[^\"'`\r\n\\]{6,256})\\?(?P=q)|(?P<bare>[^\s\"'`,;}{\])(\[<&\\][^\s\"'`,;}{\])&\\]{5,255}))",
           min_entropy=2.6, generic=True, min_length=6, anchor=_ANCHOR),
 )
 
@@ -408,6 +420,8 @@ def _matches(rule: SecretRule, text: str) -> Iterator[re.Match[str]]:
             start -= 1
         else:
             probe = end
+            if probe < size and text[probe] == "\\":
+                probe += 1
             if probe < size and text[probe] in "\"'":
                 probe += 1
             while probe < size and text[probe] in " \t":
