@@ -46,6 +46,9 @@ ALLOW, CONFIRM, DENY = Action.ALLOW, Action.CONFIRM, Action.DENY
         "echo aGVsbG8= | base64 -d",
         "gzip -dc backup.sql.gz | psql mydb",
         "python3 -c \"import json; print(json.load(open('package.json'))['version'])\"",
+        "tldr curl",
+        "pyenv install python",
+        "lsof -c python",
     ],
 )
 def test_ordinary_commands_with_pipes_and_redirections_are_allowed(command: str) -> None:

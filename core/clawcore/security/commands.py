@@ -112,7 +112,10 @@ NAME_TAKERS = {"which", "man", "type", "command", "help", "info", "whatis", "apr
                "echo", "printf", "grep", "egrep", "fgrep", "find", "locate", "ps", "top", "update-alternatives",
                "export", "declare", "local", "readonly", "set", "unset", "history", "fc", "trap", "parallel",
                "exec", "ltrace", "ldd", "stat", "nice", "su", "sed", "awk", "tmux", "screen",
-               "git", "docker", "kubectl", "ssh", "bash", "sh", "zsh", "eval", "source", ".", "jobs",
+               "git", "docker", "kubectl", "ssh", "bash", "sh", "zsh", "eval", "source", ".", "jobs", "tldr",
+               "lsof", "fuser", "valgrind", "gdb", "perf", "readelf", "objdump", "nm", "chroot", "systemd-run",
+               "zypper", "emerge", "nix-env", "pkg", "choco", "winget", "scoop", "asdf", "mise", "pyenv", "nvm",
+               "rbenv", "sdk", "update-rc.d", "chkconfig", "compgen", "getcap", "setcap", "dpkg-query",
                "doas", "pushd", "cd"}
 
 _DEVICE = re.compile(r"^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|"
