@@ -28,9 +28,10 @@ class TestHybridRetriever(RetrieverContract):
 
 def test_memory_section_defaults_in_the_effective_config(runtime) -> None:
     memory = runtime.config.section("memory")
-    assert memory["chunking"] == {"tokens": 400, "overlap": 80}
+    assert memory["chunking"] == {"tokens": 600, "overlap": 120}
     assert memory["embeddings"]["provider"] == "auto" and memory["embeddings"]["fallback"] == []
-    assert memory["search"]["maxResults"] == 5 and memory["search"]["perFile"] == 1
+    assert memory["search"]["maxResults"] == 5 and memory["search"]["perFile"] == 2
+    assert memory["search"]["weights"] == {"text": 0.6, "vector": 0.4} and memory["search"]["fusion"] == "weighted"
     assert memory["search"]["sourceWeights"] == {"MEMORY.md": 1.5, "memory.md": 1.5}
     assert memory["search"]["mmr"]["enabled"] is False and memory["search"]["temporalDecay"]["enabled"] is False
 

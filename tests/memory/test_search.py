@@ -132,16 +132,18 @@ def test_provider_failing_during_sync_keeps_keyword_search_and_heals(workspace: 
     assert memory.search("kayak").mode == "hybrid"
 
 
-def test_one_result_per_file_by_default_and_configurable(tmp_path: Path, open_mem) -> None:
+def test_best_chunks_per_file_two_by_default_and_configurable(tmp_path: Path, open_mem) -> None:
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
     body = "\n\n".join(f"## Trip {i}\n\nThe kayak trip number {i} went to lake {i}." + " filler" * 60 for i in range(8))
     (ws / "memory" / "2024-06-01.md").write_text(body)
-    one = open_mem(ws, provider="none", index=tmp_path / "one.sqlite")
-    assert len(one.search("kayak lake").results) == 1
-    two = open_mem(ws, {"search": {"perFile": 3}, "chunking": {"tokens": 60, "overlap": 0}},
-                   provider="none", index=tmp_path / "two.sqlite")
-    results = two.search("kayak lake", max_results=10).results
+    small = {"tokens": 60, "overlap": 0}
+    default = open_mem(ws, {"chunking": small}, provider="none", index=tmp_path / "default.sqlite")
+    assert len(default.search("kayak lake", max_results=10).results) == 2
+    one = open_mem(ws, {"search": {"perFile": 1}, "chunking": small}, provider="none", index=tmp_path / "one.sqlite")
+    assert len(one.search("kayak lake", max_results=10).results) == 1
+    three = open_mem(ws, {"search": {"perFile": 3}, "chunking": small}, provider="none", index=tmp_path / "three.sqlite")
+    results = three.search("kayak lake", max_results=10).results
     assert len(results) == 3 and len({(r.start_line, r.end_line) for r in results}) == 3
 
 

@@ -23,8 +23,8 @@ _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 class ChunkingSettings:
     """Budget and overlap in estimated tokens (see :func:`~clawcore.memory.tokens.estimate_tokens`)."""
 
-    tokens: int = 400
-    overlap: int = 80
+    tokens: int = 600
+    overlap: int = 120
 
     def __post_init__(self) -> None:
         if self.tokens < 16:

@@ -34,8 +34,8 @@ MEMORY_SCHEMA: dict[str, Any] = {
             "type": "object",
             "additionalProperties": False,
             "properties": {
-                "tokens": {"type": "integer", "minimum": 16, "maximum": 8192, "default": 400},
-                "overlap": {"type": "integer", "minimum": 0, "maximum": 8191, "default": 80},
+                "tokens": {"type": "integer", "minimum": 16, "maximum": 8192, "default": 600},
+                "overlap": {"type": "integer", "minimum": 0, "maximum": 8191, "default": 120},
             },
         },
         "embeddings": {
@@ -63,8 +63,8 @@ MEMORY_SCHEMA: dict[str, Any] = {
                     "type": "object",
                     "additionalProperties": False,
                     "properties": {
-                        "text": {"type": "number", "minimum": 0, "default": 0.5},
-                        "vector": {"type": "number", "minimum": 0, "default": 0.5},
+                        "text": {"type": "number", "minimum": 0, "default": 0.6},
+                        "vector": {"type": "number", "minimum": 0, "default": 0.4},
                     },
                 },
                 "rrfK": {"type": "integer", "minimum": 1, "default": 60},
@@ -75,7 +75,7 @@ MEMORY_SCHEMA: dict[str, Any] = {
                     "default": {"MEMORY.md": 1.5, "memory.md": 1.5},
                     "description": "Score multiplier per path glob (first match wins; * crosses /).",
                 },
-                "perFile": {"type": "integer", "minimum": 1, "maximum": 100, "default": 1},
+                "perFile": {"type": "integer", "minimum": 1, "maximum": 100, "default": 2},
                 "mmr": {
                     "type": "object",
                     "additionalProperties": False,
@@ -112,12 +112,12 @@ class SearchSettings:
     max_results: int = 5
     min_score: float = 0.0
     fusion: str = "weighted"
-    text_weight: float = 0.5
-    vector_weight: float = 0.5
+    text_weight: float = 0.6
+    vector_weight: float = 0.4
     rrf_k: int = 60
     candidates: int = 50
     source_weights: tuple[tuple[str, float], ...] = (("MEMORY.md", 1.5), ("memory.md", 1.5))
-    per_file: int = 1
+    per_file: int = 2
     mmr: bool = False
     mmr_lambda: float = 0.7
     decay: bool = False
