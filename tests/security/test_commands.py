@@ -49,6 +49,9 @@ ALLOW, CONFIRM, DENY = Action.ALLOW, Action.CONFIRM, Action.DENY
         "tldr curl",
         "pyenv install python",
         "lsof -c python",
+        "mkdir -p data && wget https://example.com/data.csv -O data/raw.csv",
+        "docker compose up -d && curl -s localhost:8080/health",
+        "./server & sleep 2 && curl http://127.0.0.1:8000/",
     ],
 )
 def test_ordinary_commands_with_pipes_and_redirections_are_allowed(command: str) -> None:

@@ -484,7 +484,12 @@ class _Judge:
             # a probe after another probe is someone surveying the machine on purpose, not an injection
             after_probe = before is not None and (before.name in PROBES | {"lsb_release", "hostnamectl"}
                                                   and cmd.stdin_from is None)
-            if chained and not after_probe and _is_discovery(cmd, argv):
+            # `cd dist && curl -O ...`: a fetch after setting up where it goes is ordinary
+            after_setup = argv[0] in FETCHERS and (
+                (before is not None and before.name in _SETUP_COMMANDS)
+                or any(re.match(r"^(https?://)?(localhost|127\.\d+\.\d+\.\d+|\[::1\]|0\.0\.0\.0)([:/]|$)", a)
+                       for a in argv[1:]))
+            if chained and not after_probe and not after_setup and _is_discovery(cmd, argv):
                 self.confirm("injection-probe", f"chains {' '.join(argv)[:40]!r} (host discovery) onto another "
                                                 "command, the shape of a command injection")
                 return
@@ -903,6 +908,9 @@ _SUBCOMMAND_CLIS = {"aws", "gcloud", "az", "gsutil", "kubectl", "helm", "docker"
                     "cargo", "go", "terraform", "systemctl", "brew", "apt", "apt-get", "dnf", "yum", "snap",
                     "flatpak", "gh", "glab", "heroku", "fly", "vercel", "conda", "poetry", "uv", "pipx", "nix",
                     "make", "just", "task", "tmux", "screen", "busybox", "toolbox", "openssl", "mvn", "gradle"}
+#: Commands that prepare where the next one works or what it sees.
+_SETUP_COMMANDS = {"cd", "pushd", "popd", "mkdir", "export", "source", ".", "set", "umask", "touch", "rm", "mv",
+                   "cp", "true", "unset", "ulimit", "trap", "mktemp", "install", "sleep"}
 #: Commands whose first positional word is a subcommand or pattern rather than a file.
 _FIRST_ARG_IS_NOT_A_FILE = {"git", "grep", "egrep", "fgrep", "sed", "awk"}
 #: Commands that ignore their standard input: a pipe into one is a sign of injected text.
