@@ -207,3 +207,29 @@ def test_check_is_fast(policy: PathPolicy) -> None:
 ])
 def test_templates_exceptions_and_filter_evasions(policy: PathPolicy, path: str, expected: bool) -> None:
     assert allowed(policy, path) is expected, policy.check(path, "read")
+
+
+def test_replace_is_atomic_keeps_mode_and_refuses_symlinks(policy: PathPolicy, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    target = policy.workspace / "script.sh"
+    target.write_text("old")
+    target.chmod(0o750)
+    policy.replace("script.sh", b"new")
+    assert target.read_text() == "new" and (target.stat().st_mode & 0o777) == 0o750
+    assert [p.name for p in policy.workspace.iterdir() if p.name.endswith(".tmp")] == []
+    policy.replace("fresh/dir/file.txt", b"x", create_parents=True)
+    assert (policy.workspace / "fresh" / "dir" / "file.txt").read_bytes() == b"x"
+    real_resolve = PathPolicy.resolve
+    victim = policy.workspace / "victim.txt"
+    victim.write_text("keep")
+
+    def resolve_then_swap(self: PathPolicy, path: str, op: str = "read") -> Path:
+        checked = real_resolve(self, path, op)  # type: ignore[arg-type]
+        victim.unlink()
+        victim.symlink_to(tmp_path / "user" / ".ssh" / "id_rsa")
+        return checked
+
+    monkeypatch.setattr(PathPolicy, "resolve", resolve_then_swap)
+    with pytest.raises(PathDenied, match="symlink"):
+        policy.replace("victim.txt", b"overwrite")
+    assert (tmp_path / "user" / ".ssh" / "id_rsa").read_text() == "KEY"

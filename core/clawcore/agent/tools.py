@@ -133,10 +133,12 @@ def _write_file(arguments: Mapping[str, Any], context: Any) -> ToolResult:
     try:
         args = _validate(arguments, WRITE_PARAMETERS)
         policy = _path_policy(context)
-        mode = "a" if args.get("append") else "w"
         data = args["content"].encode("utf-8")
-        with policy.open(args["path"], "write", mode + "b", create_parents=True) as handle:
-            handle.write(data)
+        if args.get("append"):
+            with policy.open(args["path"], "write", "ab", create_parents=True) as handle:
+                handle.write(data)
+        else:
+            policy.replace(args["path"], data, create_parents=True)
     except ClawcoreError as exc:
         return _error(str(exc))
     except OSError as exc:
@@ -156,8 +158,7 @@ def _edit_file(arguments: Mapping[str, Any], context: Any) -> ToolResult:
             where = "does not occur" if count == 0 else f"occurs {count} times"
             return _error(f"the text to replace {where} in {args['path']!r}; give a unique, exact snippet")
         updated = text.replace(args["old"], args["new"], 1)
-        with policy.open(args["path"], "write", "wb") as handle:
-            handle.write(updated.encode("utf-8"))
+        policy.replace(args["path"], updated.encode("utf-8"))
     except FileNotFoundError:
         return _error(f"no such file: {arguments.get('path')!r}")
     except UnicodeDecodeError:

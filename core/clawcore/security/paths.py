@@ -30,6 +30,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import secrets
 import stat
 import tempfile
 import unicodedata
@@ -464,6 +465,17 @@ class PathPolicy:
         binary = "b" in mode
         return os.fdopen(fd, mode, encoding=None if binary else encoding)
 
+    def replace(self, path: str, data: bytes, *, create_parents: bool = False) -> Path:
+        """Check ``path`` for writing and replace its content atomically (write beside, then rename).
+
+        Readers never see a half-written file and a failed write loses nothing.
+
+        :raises PathDenied: the policy denies the path, or a symlink appeared at it after the check.
+        """
+        real = self.resolve(path, "write")
+        _replace_atomic(real, data, create_parents=create_parents)
+        return real
+
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
@@ -486,8 +498,8 @@ def _flags(mode: str) -> int:
     return flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def _open_nofollow(real: Path, mode: str, *, create_parents: bool) -> int:
-    """Open ``real`` walking from ``/`` with ``O_NOFOLLOW`` directory fds; return the file's fd."""
+def _walk_to_parent(real: Path, *, create_parents: bool) -> int:
+    """A file descriptor of ``real``'s folder, reached from ``/`` with ``O_NOFOLLOW`` at every step."""
     parts = real.parts
     if len(parts) < 2:
         raise PathDenied(f"{real} is not a file")
@@ -496,15 +508,16 @@ def _open_nofollow(real: Path, mode: str, *, create_parents: bool) -> int:
     try:
         for name in parts[1:-1]:
             try:
-                next_fd = os.open(name, dir_flags, dir_fd=fd)
-            except FileNotFoundError:
-                if not create_parents:
-                    raise
                 try:
-                    os.mkdir(name, 0o755, dir_fd=fd)
-                except FileExistsError:
-                    pass
-                next_fd = os.open(name, dir_flags, dir_fd=fd)
+                    next_fd = os.open(name, dir_flags, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create_parents:
+                        raise
+                    try:
+                        os.mkdir(name, 0o755, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                    next_fd = os.open(name, dir_flags, dir_fd=fd)
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise PathDenied(
@@ -513,9 +526,19 @@ def _open_nofollow(real: Path, mode: str, *, create_parents: bool) -> int:
                 raise
             os.close(fd)
             fd = next_fd
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_nofollow(real: Path, mode: str, *, create_parents: bool) -> int:
+    """Open ``real`` walking from ``/`` with ``O_NOFOLLOW`` directory fds; return the file's fd."""
+    fd = _walk_to_parent(real, create_parents=create_parents)
+    try:
         flags = _flags(mode) | os.O_NONBLOCK
         try:
-            file_fd = os.open(parts[-1], flags, 0o644, dir_fd=fd)
+            file_fd = os.open(real.name, flags, 0o644, dir_fd=fd)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise PathDenied(f"{real} is a symlink (created after the policy check?); refused") from exc
@@ -531,3 +554,38 @@ def _open_nofollow(real: Path, mode: str, *, create_parents: bool) -> int:
         os.close(file_fd)
         raise
     return file_fd
+
+
+def _replace_atomic(real: Path, data: bytes, *, create_parents: bool) -> None:
+    """Write ``data`` to a new file beside ``real`` and rename it over ``real`` (same folder fd).
+
+    A failure at any point leaves the old file as it was; the old file's
+    permission bits are kept; a symlink at ``real`` is refused, not replaced.
+    """
+    fd = _walk_to_parent(real, create_parents=create_parents)
+    temp = f".{real.name}.clawcore-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    try:
+        try:
+            old = os.stat(real.name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            mode = 0o644
+        else:
+            if not stat.S_ISREG(old.st_mode):
+                raise PathDenied(f"{real} is not a regular file (a symlink created after the policy check?)")
+            mode = stat.S_IMODE(old.st_mode)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        file_fd = os.open(temp, flags, mode, dir_fd=fd)
+        try:
+            with os.fdopen(file_fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.rename(temp, real.name, src_dir_fd=fd, dst_dir_fd=fd)
+        except BaseException:
+            try:
+                os.unlink(temp, dir_fd=fd)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(fd)
