@@ -30,7 +30,7 @@ _PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2}){2,}")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
 _SPACED = re.compile(r"\b(?:[A-Za-z][ .\-_*]){4,}[A-Za-z]\b")
-_WS = re.compile(r"[ \t\f\v]+")
+_WS = re.compile(r"[ \t\f\v]{2,}|[\t\f\v]")
 _NAMED = {"&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"', "&#39;": "'", "&apos;": "'", "&nbsp;": " "}
 _NAMED_RE = re.compile("|".join(map(re.escape, _NAMED)))
 # Cyrillic/Greek letters that render like Latin ones (NFKC leaves them alone).
@@ -156,27 +156,36 @@ def canonicalise(text: str) -> Canonical:
     return Canonical(out, tuple(dict.fromkeys(found)))
 
 
-_SEGMENT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+|(?<=[\"']),\s*[\"'](?=\w+[\"']\s*:)|\s*\|\s*")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+_FIELD = re.compile(r"(?<=[\"']),\s*[\"'](?=\w+[\"']\s*:)")
 
 
 def segments(text: str, *, max_len: int = 600) -> list[str]:
     """Split canonical text into sentence-sized pieces for per-segment scoring.
 
-    Splits at sentence ends, line breaks, table cells and the field
-    boundaries of JSON-ish tool output; long pieces are cut at ``max_len``.
+    Splits at line breaks, table cells, the field boundaries of JSON-ish tool
+    output and sentence ends; long pieces are cut at ``max_len``.
     """
     pieces: list[str] = []
-    for raw in _SEGMENT.split(text):
-        piece = raw.strip(" \t{}[]'\",")
-        if len(piece) < 3:
+    for line in text.split("\n"):
+        if len(line) < 3:
             continue
-        while len(piece) > max_len:
-            cut = piece.rfind(" ", 0, max_len)
-            cut = cut if cut > max_len // 2 else max_len
-            pieces.append(piece[:cut])
-            piece = piece[cut:].lstrip()
-        if piece:
-            pieces.append(piece)
+        parts = line.split("|") if "|" in line else [line]
+        for part in parts:
+            fields = _FIELD.split(part) if ("':" in part or '":' in part) else [part]
+            for field_text in fields:
+                sentences = _SENTENCE.split(field_text) if len(field_text) > 40 else [field_text]
+                for raw in sentences:
+                    piece = raw.strip(" \t{}[]'\",")
+                    if len(piece) < 3:
+                        continue
+                    while len(piece) > max_len:
+                        cut = piece.rfind(" ", 0, max_len)
+                        cut = cut if cut > max_len // 2 else max_len
+                        pieces.append(piece[:cut])
+                        piece = piece[cut:].lstrip()
+                    if piece:
+                        pieces.append(piece)
     return pieces
 
 

@@ -24,6 +24,8 @@ _URL = re.compile(r"https?://|www\.|\b[\w-]+\.(?:com|net|org|io|ru|xyz|info|biz)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
 _MONEY = re.compile(r"[$€£]\s?\d|\b\d+(?:\.\d+)?\s?(?:usd|eur|dollars|euros|btc|bitcoin)\b", re.IGNORECASE)
 _PATH = re.compile(r"(?:~|\.{1,2})?/(?:[\w.-]+/)+[\w.-]*|\b[\w-]+\.(?:txt|csv|pdf|docx?|xlsx?|json|py|sh|env|key|pem)\b")
+_TLDS = (".com", ".net", ".org", ".io", ".ru", ".xyz", ".info", ".biz")
+_EXTENSIONS = (".txt", ".csv", ".pdf", ".doc", ".xls", ".json", ".py", ".sh", ".env", ".key", ".pem")
 _SHOUT = re.compile(r"\b[A-Z]{4,}\b")
 _OUTPUT_REF = re.compile(
     r"\b(?:your|the)\s+(?:\w+\s+)?(?:response|responses|answer|answers|reply|replies|output|summary|"
@@ -114,7 +116,8 @@ def _structure(text: str, words: list[str]) -> list[str]:
     if present & _AI_WORDS:
         cues.append("__ai__")
     has_target = False
-    if ("http" in text or "www" in text or "." in text) and _URL.search(text):
+    lowered = text.lower()
+    if ("http" in lowered or "www." in lowered or any(tld in lowered for tld in _TLDS)) and _URL.search(text):
         cues.append("__url__")
         has_target = True
     if "@" in text and _EMAIL.search(text):
@@ -122,9 +125,8 @@ def _structure(text: str, words: list[str]) -> list[str]:
         has_target = True
     if any(ch in text for ch in "$€£0123456789") and _MONEY.search(text):
         cues.append("__money__")
-    if "/" in text or "." in text:
-        if _PATH.search(text):
-            cues.append("__path__")
+    if ("/" in text or any(ext in lowered for ext in _EXTENSIONS)) and _PATH.search(text):
+        cues.append("__path__")
     if has_target and "__imperative__" in cues:
         cues.append("__imperative_target__")
     if text.rstrip().endswith("?"):

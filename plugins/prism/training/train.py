@@ -185,6 +185,33 @@ def _locomo(eval_dir: Path) -> list[str]:
     return texts
 
 
+_VERBS = ("translate", "summarise", "write", "explain", "list", "find", "draft", "convert", "compare", "check",
+          "show me", "give me", "tell me about", "help me with", "describe", "rewrite", "fix", "review", "plan",
+          "calculate", "suggest", "recommend", "create", "update", "delete", "send", "open", "search for")
+_OBJECTS = ("this paragraph", "the email from my boss", "a short poem about the sea", "the meeting notes",
+            "my shopping list", "the error in this function", "the difference between TCP and UDP",
+            "three ideas for a birthday gift", "the last report", "a reply to the landlord", "this sentence into French",
+            "the steps to bake bread", "my calendar for tomorrow", "the budget spreadsheet", "a cover letter",
+            "the files in my downloads folder", "the main points of the article", "a regex for dates",
+            "good restaurants nearby", "the weather in Oslo", "my notes about the project", "a workout plan",
+            "the history of the Roman empire", "your previous answer", "the instructions for the printer",
+            "the rules of poker", "the system requirements for the game", "a story for my kids")
+_TAILS = ("", " please", ", thanks", " in two sentences", " for me", " and keep it short", " in simple terms",
+          ", and use bullet points", " before Friday")
+
+
+def synthetic_requests(rng: random.Random, count: int = 400) -> list[str]:
+    """Ordinary requests composed from parts: the message head must learn that an imperative is no attack."""
+    out = []
+    for _ in range(count):
+        text = f"{rng.choice(_VERBS)} {rng.choice(_OBJECTS)}{rng.choice(_TAILS)}"
+        text = text[0].upper() + text[1:] + rng.choice((".", "?", "", "!"))
+        if rng.random() < 0.3:
+            text = rng.choice(("Can you ", "Could you ", "Please ", "Hey, ")) + text[0].lower() + text[1:]
+        out.append(text)
+    return sorted(set(out))
+
+
 def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
     docs: list[Doc] = []
     prose = _pydoc_topics() + _docstrings() + _distribution_descriptions()
@@ -200,6 +227,8 @@ def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
         docs.append(Doc(text, False, "handwritten-output", f"hwo{i}"))
     for i, text in enumerate(_lines("benign_requests.txt")):
         docs.append(Doc(text, False, "handwritten-request", f"hwr{i}", "message_received"))
+    for i, text in enumerate(synthetic_requests(rng)):
+        docs.append(Doc(text, False, "synthetic-request", f"syr{i}", "message_received"))
     for i, text in enumerate(_lines("direct_attacks.txt")):
         docs.append(Doc(text, True, "handwritten-direct", f"hwd{i}", "message_received"))
     contexts = outputs + chat[:200] + prose[:200]
@@ -299,7 +328,7 @@ def segment_training_set(docs: Sequence[Doc], head: Head | None) -> tuple[list[d
         if doc.hook == "message_received" and doc.corpus not in ("dialogue", "garak", "handwritten-direct"):
             continue
         if not doc.attack:
-            if doc.corpus == "handwritten-request":
+            if doc.corpus in ("handwritten-request", "synthetic-request"):
                 continue  # a user's request is an instruction by design; as tool content it would be one too
             for piece in doc.pieces:
                 rows.append(segment_features(piece))
