@@ -485,7 +485,7 @@ class _Judge:
             after_probe = before is not None and (before.name in PROBES | {"lsb_release", "hostnamectl"}
                                                   and cmd.stdin_from is None)
             # `cd dist && curl -O ...`: a fetch after setting up where it goes is ordinary
-            after_setup = argv[0] in FETCHERS and (
+            after_setup = argv[0] in FETCHERS | {"ls", "tree", "du", "find"} and not cmd.argv[0].startswith("/") and (
                 (before is not None and before.name in _SETUP_COMMANDS)
                 or any(re.match(r"^(https?://)?(localhost|127\.\d+\.\d+\.\d+|\[::1\]|0\.0\.0\.0)([:/]|$)", a)
                        for a in argv[1:]))
