@@ -56,8 +56,10 @@ def load(data: Path, prefix: str, quick: bool, seed: int = 7) -> dict[str, list[
 
 
 def runtime(home: Path, config: Mapping[str, Any], *, plugins: bool) -> Runtime:
-    settings = PluginSettings.from_sources(config.get("plugins") if isinstance(config.get("plugins"), Mapping)
-                                           else None, {} if plugins else {"CLAWCORE_LOAD_PLUGINS": ""})
+    settings = PluginSettings.from_sources(
+        config.get("plugins") if isinstance(config.get("plugins"), Mapping) else None,
+        {} if plugins else {"CLAWCORE_LOAD_PLUGINS": ""},
+    )
     pm = get_plugin_manager(settings, load_entrypoints=plugins)
     rt = Runtime(home, config=config, plugin_manager=pm)
     rt.start()
@@ -87,8 +89,16 @@ def latency(seconds: list[float]) -> str:
 
 def tool_table(console: Console, scanner: Scanner, data: Path, quick: bool) -> None:
     table = Table(title="Tool policy (exec, path, url) — profile from the config")
-    for col in ("corpus", "attacks not allowed", "attacks denied", "benign denied",
-                "benign non-sensitive confirmed/denied", "benign sensitive not allowed", "p50 / p99", "cases/s"):
+    for col in (
+        "corpus",
+        "attacks not allowed",
+        "attacks denied",
+        "benign denied",
+        "benign non-sensitive confirmed/denied",
+        "benign sensitive not allowed",
+        "p50 / p99",
+        "cases/s",
+    ):
         table.add_column(col, justify="right" if col != "corpus" else "left")
     for prefix in ("exec", "path", "url"):
         for name, cases in load(data, prefix, quick).items():
@@ -118,8 +128,12 @@ def secret_table(console: Console, scanner: Scanner, data: Path, quick: bool) ->
         results, seconds = run(scanner, cases)
         attack = [r for r, c in zip(results, cases, strict=True) if c["label"] == "attack"]
         benign = [r for r, c in zip(results, cases, strict=True) if c["label"] == "benign"]
-        table.add_row(name, pct(sum(r.flagged for r in attack), len(attack)),
-                      pct(sum(r.flagged for r in benign), len(benign)), latency(seconds))
+        table.add_row(
+            name,
+            pct(sum(r.flagged for r in attack), len(attack)),
+            pct(sum(r.flagged for r in benign), len(benign)),
+            latency(seconds),
+        )
     console.print(table)
 
 
@@ -149,8 +163,13 @@ def ladder(console: Console, home: Path, base: Mapping[str, Any], data: Path, qu
             results, seconds = run(Scanner(rung), cases)
             attack = [r for r, c in zip(results, cases, strict=True) if c["label"] == "attack"]
             benign = [r for r, c in zip(results, cases, strict=True) if c["label"] == "benign"]
-            table.add_row(name, label, pct(sum(r.flagged for r in attack), len(attack)),
-                          pct(sum(r.flagged for r in benign), len(benign)), latency(seconds))
+            table.add_row(
+                name,
+                label,
+                pct(sum(r.flagged for r in attack), len(attack)),
+                pct(sum(r.flagged for r in benign), len(benign)),
+                latency(seconds),
+            )
     for _, rung, _ in rungs:
         if rung is not None:
             rung.close()
@@ -158,7 +177,9 @@ def ladder(console: Console, home: Path, base: Mapping[str, Any], data: Path, qu
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="at most 300 cases per corpus")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--config", type=Path, help="config file (default: tools.policy.profile coding)")
@@ -174,7 +195,9 @@ def main(argv: list[str] | None = None) -> int:
         home = Path(tmp)
         (home / "workspace" / "memory").mkdir(parents=True)
         os.environ.setdefault("CLAWCORE_HOME", str(home))
-        load_config(home, data=base, pm=get_plugin_manager(load_entrypoints=False))  # fail early on a bad config
+        load_config(
+            home, data=base, pm=get_plugin_manager(load_entrypoints=False)
+        )  # fail early on a bad config
         rt = runtime(home / "tools", base, plugins=not args.builtins_only)
         plugins = ", ".join(name for name, _ in rt.pm.list_name_plugin())
         console.print(f"plugins: {plugins}")

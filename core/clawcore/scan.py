@@ -50,8 +50,13 @@ class ScanResult:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "decision": self.decision, "flagged": self.flagged,
-                               "reasons": list(self.reasons), "findings": list(self.findings)}
+        out: dict[str, Any] = {
+            "id": self.id,
+            "decision": self.decision,
+            "flagged": self.flagged,
+            "reasons": list(self.reasons),
+            "findings": list(self.findings),
+        }
         if self.error:
             out["error"] = self.error
         return out
@@ -108,8 +113,13 @@ class Scanner:
 
     def _tool(self, case_id: str, call: ToolCall, context: HookContext) -> ScanResult:
         decision = self.hooks.decide_tool_call(call, context)
-        return ScanResult(case_id, decision.action.value, decision.action is not Action.ALLOW,
-                          decision.reasons, decision.rules)
+        return ScanResult(
+            case_id,
+            decision.action.value,
+            decision.action is not Action.ALLOW,
+            decision.reasons,
+            decision.rules,
+        )
 
     def _exec(self, case_id: str, case: Mapping[str, Any], context: HookContext) -> ScanResult:
         return self._tool(case_id, ToolCall("bash", {"command": _field(case, "command")}, case_id), context)
@@ -119,8 +129,11 @@ class Scanner:
         if op not in ("read", "write"):
             raise CaseError(f"op {op!r} is not read or write")
         path = _field(case, "path")
-        call = (ToolCall("read_file", {"path": path}, case_id) if op == "read"
-                else ToolCall("write_file", {"path": path, "content": ""}, case_id))
+        call = (
+            ToolCall("read_file", {"path": path}, case_id)
+            if op == "read"
+            else ToolCall("write_file", {"path": path, "content": ""}, case_id)
+        )
         return self._tool(case_id, call, context)
 
     def _url(self, case_id: str, case: Mapping[str, Any], context: HookContext) -> ScanResult:
@@ -138,10 +151,16 @@ class Scanner:
             raise CaseError(f"hook {hook!r} is not message_received or after_tool_call")
         flagged = [v for v in verdicts if v.flagged]
         worst = max((v.level for v in verdicts), key=lambda level: level.rank, default=Level.CLEAN)
-        decision = {Level.CLEAN: Action.ALLOW, Level.SUSPICIOUS: Action.CONFIRM, Level.MALICIOUS: Action.DENY}[worst]
+        decision = {
+            Level.CLEAN: Action.ALLOW,
+            Level.SUSPICIOUS: Action.CONFIRM,
+            Level.MALICIOUS: Action.DENY,
+        }[worst]
         reasons = tuple(dict.fromkeys(r for v in flagged for r in v.reasons))
-        findings = tuple({"source": v.source, "level": v.level.value, "score": round(v.score, 4),
-                          "rules": list(v.rules)} for v in verdicts)
+        findings = tuple(
+            {"source": v.source, "level": v.level.value, "score": round(v.score, 4), "rules": list(v.rules)}
+            for v in verdicts
+        )
         return ScanResult(case_id, decision.value, bool(flagged), reasons, findings)
 
     def _secret(self, case_id: str, case: Mapping[str, Any], context: HookContext) -> ScanResult:

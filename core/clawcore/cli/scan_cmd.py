@@ -15,10 +15,19 @@ __all__ = ["command"]
 
 @click.command("scan")
 @click.argument("source", default="-", metavar="FILE|-")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Config file to judge with (default: $CLAWCORE_HOME/clawcore.yaml).")
-@click.option("--output", "-o", type=click.File("w", encoding="utf-8"), default="-",
-              help="Where to write the result lines (default stdout).")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Config file to judge with (default: $CLAWCORE_HOME/clawcore.yaml).",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.File("w", encoding="utf-8"),
+    default="-",
+    help="Where to write the result lines (default stdout).",
+)
 @click.pass_obj
 def command(state: CliState, source: str, config_file: Path | None, output: TextIO) -> None:
     """Judge each case of FILE (or stdin) without running anything.

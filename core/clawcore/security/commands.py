@@ -75,55 +75,392 @@ class CommandAnalysis:
 
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "csh", "tcsh", "rbash"}
 INTERPRETERS = {
-    "python": "-c", "python2": "-c", "python3": "-c", "pypy": "-c", "pypy3": "-c",
-    "perl": "-e", "ruby": "-e", "node": "-e", "nodejs": "-e", "deno": "eval", "bun": "-e",
-    "php": "-r", "lua": "-e", "luajit": "-e", "rscript": "-e", "osascript": "-e", "pwsh": "-c",
-    "powershell": "-c", "tclsh": "", "irb": "", "jshell": "", "groovy": "-e",
+    "python": "-c",
+    "python2": "-c",
+    "python3": "-c",
+    "pypy": "-c",
+    "pypy3": "-c",
+    "perl": "-e",
+    "ruby": "-e",
+    "node": "-e",
+    "nodejs": "-e",
+    "deno": "eval",
+    "bun": "-e",
+    "php": "-r",
+    "lua": "-e",
+    "luajit": "-e",
+    "rscript": "-e",
+    "osascript": "-e",
+    "pwsh": "-c",
+    "powershell": "-c",
+    "tclsh": "",
+    "irb": "",
+    "jshell": "",
+    "groovy": "-e",
 }
 #: Programs that run their arguments as another command.
-WRAPPERS = {"sudo", "doas", "nohup", "time", "timeout", "nice", "ionice", "stdbuf", "setsid", "command",
-            "builtin", "exec", "env", "xargs", "parallel", "watch", "strace", "ltrace", "chrt", "taskset",
-            "unbuffer", "script", "su", "runuser", "flock", "caffeinate", "torsocks", "proxychains",
-            "proxychains4", "fakeroot", "catchsegv", "firejail", "busybox", "toybox"}
-FETCHERS = {"curl", "wget", "fetch", "aria2c", "http", "https", "httpie", "lwp-request", "lynx", "links",
-            "w3m", "ftp", "tftp", "axel"}
+WRAPPERS = {
+    "sudo",
+    "doas",
+    "nohup",
+    "time",
+    "timeout",
+    "nice",
+    "ionice",
+    "stdbuf",
+    "setsid",
+    "command",
+    "builtin",
+    "exec",
+    "env",
+    "xargs",
+    "parallel",
+    "watch",
+    "strace",
+    "ltrace",
+    "chrt",
+    "taskset",
+    "unbuffer",
+    "script",
+    "su",
+    "runuser",
+    "flock",
+    "caffeinate",
+    "torsocks",
+    "proxychains",
+    "proxychains4",
+    "fakeroot",
+    "catchsegv",
+    "firejail",
+    "busybox",
+    "toybox",
+}
+FETCHERS = {
+    "curl",
+    "wget",
+    "fetch",
+    "aria2c",
+    "http",
+    "https",
+    "httpie",
+    "lwp-request",
+    "lynx",
+    "links",
+    "w3m",
+    "ftp",
+    "tftp",
+    "axel",
+}
 SOCKET_TOOLS = {"nc", "ncat", "netcat", "socat", "telnet", "openssl", "cryptcat", "pwncat", "sbd"}
-SENDERS = FETCHERS | SOCKET_TOOLS | {"scp", "rsync", "sftp", "ssh", "nslookup", "dig", "host", "ping", "mail",
-                                     "sendmail", "mutt", "smbclient", "rclone", "aws", "gsutil", "s3cmd"}
+SENDERS = (
+    FETCHERS
+    | SOCKET_TOOLS
+    | {
+        "scp",
+        "rsync",
+        "sftp",
+        "ssh",
+        "nslookup",
+        "dig",
+        "host",
+        "ping",
+        "mail",
+        "sendmail",
+        "mutt",
+        "smbclient",
+        "rclone",
+        "aws",
+        "gsutil",
+        "s3cmd",
+    }
+)
 #: Filters a payload passes through unchanged in meaning (for tracing a pipe back to its source).
-PASS_THROUGH = {"cat", "tee", "head", "tail", "sed", "awk", "grep", "sort", "uniq", "cut", "tr", "base64",
-                "xxd", "gzip", "gunzip", "zcat", "bzip2", "xz", "tar", "openssl", "gpg", "rev", "od",
-                "hexdump", "uuencode", "uudecode", "zip", "column", "fold", "iconv", "dd", "pv", "xargs",
-                "basenc", "base32"}
+PASS_THROUGH = {
+    "cat",
+    "tee",
+    "head",
+    "tail",
+    "sed",
+    "awk",
+    "grep",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "base64",
+    "xxd",
+    "gzip",
+    "gunzip",
+    "zcat",
+    "bzip2",
+    "xz",
+    "tar",
+    "openssl",
+    "gpg",
+    "rev",
+    "od",
+    "hexdump",
+    "uuencode",
+    "uudecode",
+    "zip",
+    "column",
+    "fold",
+    "iconv",
+    "dd",
+    "pv",
+    "xargs",
+    "basenc",
+    "base32",
+}
 #: Commands that print or copy file contents (so an argument is data that leaves the file).
-READERS = {"cat", "tac", "less", "more", "head", "tail", "nl", "base64", "base32", "xxd", "od", "hexdump",
-           "strings", "grep", "egrep", "fgrep", "rg", "awk", "sed", "cp", "tar", "zip", "gzip", "bzip2",
-           "xz", "7z", "scp", "rsync", "sftp", "curl", "wget", "nc", "ncat", "openssl", "gpg", "sort",
-           "uniq", "cut", "diff", "cmp", "vi", "vim", "nano", "emacs", "view", "bat", "jq", "yq", "python",
-           "python3", "perl", "ruby", "tr", "split", "dd", "mail", "install", "rclone", "aws", "gsutil"}
-PROBES = {"id", "whoami", "uname", "ifconfig", "ipconfig", "netstat", "ss", "hostname", "w", "who",
-          "groups", "last", "lastlog", "arp", "route", "getent", "nproc", "lsb_release", "systeminfo",
-          "pwd", "sleep", "which", "ver"}
+READERS = {
+    "cat",
+    "tac",
+    "less",
+    "more",
+    "head",
+    "tail",
+    "nl",
+    "base64",
+    "base32",
+    "xxd",
+    "od",
+    "hexdump",
+    "strings",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "awk",
+    "sed",
+    "cp",
+    "tar",
+    "zip",
+    "gzip",
+    "bzip2",
+    "xz",
+    "7z",
+    "scp",
+    "rsync",
+    "sftp",
+    "curl",
+    "wget",
+    "nc",
+    "ncat",
+    "openssl",
+    "gpg",
+    "sort",
+    "uniq",
+    "cut",
+    "diff",
+    "cmp",
+    "vi",
+    "vim",
+    "nano",
+    "emacs",
+    "view",
+    "bat",
+    "jq",
+    "yq",
+    "python",
+    "python3",
+    "perl",
+    "ruby",
+    "tr",
+    "split",
+    "dd",
+    "mail",
+    "install",
+    "rclone",
+    "aws",
+    "gsutil",
+}
+PROBES = {
+    "id",
+    "whoami",
+    "uname",
+    "ifconfig",
+    "ipconfig",
+    "netstat",
+    "ss",
+    "hostname",
+    "w",
+    "who",
+    "groups",
+    "last",
+    "lastlog",
+    "arp",
+    "route",
+    "getent",
+    "nproc",
+    "lsb_release",
+    "systeminfo",
+    "pwd",
+    "sleep",
+    "which",
+    "ver",
+}
 #: Programs that take other programs' names as arguments.
-NAME_TAKERS = {"which", "man", "type", "command", "help", "info", "whatis", "apropos", "whereis", "hash",
-               "alias", "unalias", "complete", "killall", "pkill", "pgrep", "pidof", "sudo", "xargs",
-               "watch", "time", "env", "nohup", "timeout", "strace", "apt", "apt-get", "yum", "dnf", "brew",
-               "pip", "pip3", "npm", "dpkg", "rpm", "snap", "pacman", "apk", "port", "systemctl", "service",
-               "echo", "printf", "grep", "egrep", "fgrep", "find", "locate", "ps", "top", "update-alternatives",
-               "export", "declare", "local", "readonly", "set", "unset", "history", "fc", "trap", "parallel",
-               "exec", "ltrace", "ldd", "stat", "nice", "su", "sed", "awk", "tmux", "screen",
-               "git", "docker", "kubectl", "ssh", "bash", "sh", "zsh", "eval", "source", ".", "jobs", "tldr",
-               "lsof", "fuser", "valgrind", "gdb", "perf", "readelf", "objdump", "nm", "chroot", "systemd-run",
-               "zypper", "emerge", "nix-env", "pkg", "choco", "winget", "scoop", "asdf", "mise", "pyenv", "nvm",
-               "rbenv", "sdk", "update-rc.d", "chkconfig", "compgen", "getcap", "setcap", "dpkg-query",
-               "doas", "pushd", "cd"}
+NAME_TAKERS = {
+    "which",
+    "man",
+    "type",
+    "command",
+    "help",
+    "info",
+    "whatis",
+    "apropos",
+    "whereis",
+    "hash",
+    "alias",
+    "unalias",
+    "complete",
+    "killall",
+    "pkill",
+    "pgrep",
+    "pidof",
+    "sudo",
+    "xargs",
+    "watch",
+    "time",
+    "env",
+    "nohup",
+    "timeout",
+    "strace",
+    "apt",
+    "apt-get",
+    "yum",
+    "dnf",
+    "brew",
+    "pip",
+    "pip3",
+    "npm",
+    "dpkg",
+    "rpm",
+    "snap",
+    "pacman",
+    "apk",
+    "port",
+    "systemctl",
+    "service",
+    "echo",
+    "printf",
+    "grep",
+    "egrep",
+    "fgrep",
+    "find",
+    "locate",
+    "ps",
+    "top",
+    "update-alternatives",
+    "export",
+    "declare",
+    "local",
+    "readonly",
+    "set",
+    "unset",
+    "history",
+    "fc",
+    "trap",
+    "parallel",
+    "exec",
+    "ltrace",
+    "ldd",
+    "stat",
+    "nice",
+    "su",
+    "sed",
+    "awk",
+    "tmux",
+    "screen",
+    "git",
+    "docker",
+    "kubectl",
+    "ssh",
+    "bash",
+    "sh",
+    "zsh",
+    "eval",
+    "source",
+    ".",
+    "jobs",
+    "tldr",
+    "lsof",
+    "fuser",
+    "valgrind",
+    "gdb",
+    "perf",
+    "readelf",
+    "objdump",
+    "nm",
+    "chroot",
+    "systemd-run",
+    "zypper",
+    "emerge",
+    "nix-env",
+    "pkg",
+    "choco",
+    "winget",
+    "scoop",
+    "asdf",
+    "mise",
+    "pyenv",
+    "nvm",
+    "rbenv",
+    "sdk",
+    "update-rc.d",
+    "chkconfig",
+    "compgen",
+    "getcap",
+    "setcap",
+    "dpkg-query",
+    "doas",
+    "pushd",
+    "cd",
+}
 
-_DEVICE = re.compile(r"^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|"
-                     r"mapper/|loop\d|sr\d|fd\d|mem$|kmem$|port$)")
-_SYSTEM_ROOTS = {"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media",
-                 "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/usr", "/var", "/usr/bin",
-                 "/usr/lib", "/usr/local", "/usr/sbin", "/usr/share", "/var/lib", "/var/log", "/System",
-                 "/Users", "/Library", "/Applications", "/private", "~", "/etc/ssh", "/var/www"}
+_DEVICE = re.compile(
+    r"^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|"
+    r"mapper/|loop\d|sr\d|fd\d|mem$|kmem$|port$)"
+)
+_SYSTEM_ROOTS = {
+    "/",
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/media",
+    "/mnt",
+    "/opt",
+    "/proc",
+    "/root",
+    "/run",
+    "/sbin",
+    "/srv",
+    "/sys",
+    "/usr",
+    "/var",
+    "/usr/bin",
+    "/usr/lib",
+    "/usr/local",
+    "/usr/sbin",
+    "/usr/share",
+    "/var/lib",
+    "/var/log",
+    "/System",
+    "/Users",
+    "/Library",
+    "/Applications",
+    "/private",
+    "~",
+    "/etc/ssh",
+    "/var/www",
+}
 _CREDENTIAL = re.compile(
     r"(^|/)(\.ssh/(id_[^/]*|.*_key|identity)(?<!\.pub)$|\.ssh/?$|\.gnupg(/|$)|\.aws(/|$)|\.azure(/|$)|"
     r"\.config/gcloud(/|$)|\.kube/config|\.docker/config\.json|\.git-credentials|\.netrc|\.pgpass|"
@@ -145,53 +482,123 @@ _PERSISTENCE = re.compile(
     r"^/usr/lib/systemd|(^|/)\.git/hooks/",
 )
 _CRITICAL_FILES = re.compile(r"^/etc/(passwd|shadow|gshadow|sudoers(\.d/.*)?|ld\.so\.preload|pam\.d/.*)$")
-_LOGS = re.compile(r"^/var/log(/|$)|(^|/)\.clawcore/audit|(^|/)audit/audit\.jsonl|(^|/)\.(bash|zsh|sh)_history$"
-                   r"|^/var/(adm|account)/|^/var/run/utmp|^/var/log/wtmp")
+_LOGS = re.compile(
+    r"^/var/log(/|$)|(^|/)\.clawcore/audit|(^|/)audit/audit\.jsonl|(^|/)\.(bash|zsh|sh)_history$"
+    r"|^/var/(adm|account)/|^/var/run/utmp|^/var/log/wtmp"
+)
 _AUDIT = re.compile(r"(^|/)\.clawcore(/|$)|(^|/)audit/audit\.jsonl")
-_SECURITY_SERVICES = re.compile(r"^(apparmor|auditd?|firewalld|ufw|selinux|iptables|nftables|fail2ban|"
-                                r"clamav.*|falco|osqueryd|crowdstrike|falcon-sensor|wazuh.*|ossec|"
-                                r"sysmon.*|aide|rsyslog|syslog(-ng)?|systemd-journald|journald|"
-                                r"auditbeat|filebeat|td-agent|fluent-bit|defender|mdatp|sshguard)(\.service)?$")
-_METADATA = re.compile(r"(^|//|@)(169\.254\.169\.254|\[?fd00:ec2::254\]?|100\.100\.100\.200|"
-                       r"metadata\.google\.internal|metadata\.azure\.com|169\.254\.170\.2)(?=[:/]|$)", re.IGNORECASE)
-_OFFENSIVE = {"nmap", "masscan", "zmap", "nikto", "sqlmap", "hydra", "medusa", "john", "hashcat", "gobuster",
-              "dirb", "dirbuster", "wfuzz", "ffuf", "responder", "crackmapexec", "netexec", "enum4linux",
-              "msfconsole", "msfvenom", "linpeas.sh", "linpeas", "pspy", "bloodhound", "impacket-secretsdump",
-              "secretsdump.py", "kerbrute", "evil-winrm", "nuclei"}
-_TUNNELS = {"ngrok", "chisel", "frpc", "bore", "lt", "localtunnel", "cloudflared", "gost", "iodine", "dnscat2",
-            "ptunnel", "sshuttle", "autossh"}
-_MINER = re.compile(r"xmrig|minerd|cpuminer|cgminer|bfgminer|ethminer|nbminer|t-rex|phoenixminer|"
-                    r"stratum\+(tcp|ssl)://|(pool|mine)\.[\w.-]*:\d{4}|supportxmr|nanopool|moneroocean|"
-                    r"nicehash|kdevtmpfsi|kinsing|--donate-level", re.IGNORECASE)
+_SECURITY_SERVICES = re.compile(
+    r"^(apparmor|auditd?|firewalld|ufw|selinux|iptables|nftables|fail2ban|"
+    r"clamav.*|falco|osqueryd|crowdstrike|falcon-sensor|wazuh.*|ossec|"
+    r"sysmon.*|aide|rsyslog|syslog(-ng)?|systemd-journald|journald|"
+    r"auditbeat|filebeat|td-agent|fluent-bit|defender|mdatp|sshguard)(\.service)?$"
+)
+_METADATA = re.compile(
+    r"(^|//|@)(169\.254\.169\.254|\[?fd00:ec2::254\]?|100\.100\.100\.200|"
+    r"metadata\.google\.internal|metadata\.azure\.com|169\.254\.170\.2)(?=[:/]|$)",
+    re.IGNORECASE,
+)
+_OFFENSIVE = {
+    "nmap",
+    "masscan",
+    "zmap",
+    "nikto",
+    "sqlmap",
+    "hydra",
+    "medusa",
+    "john",
+    "hashcat",
+    "gobuster",
+    "dirb",
+    "dirbuster",
+    "wfuzz",
+    "ffuf",
+    "responder",
+    "crackmapexec",
+    "netexec",
+    "enum4linux",
+    "msfconsole",
+    "msfvenom",
+    "linpeas.sh",
+    "linpeas",
+    "pspy",
+    "bloodhound",
+    "impacket-secretsdump",
+    "secretsdump.py",
+    "kerbrute",
+    "evil-winrm",
+    "nuclei",
+}
+_TUNNELS = {
+    "ngrok",
+    "chisel",
+    "frpc",
+    "bore",
+    "lt",
+    "localtunnel",
+    "cloudflared",
+    "gost",
+    "iodine",
+    "dnscat2",
+    "ptunnel",
+    "sshuttle",
+    "autossh",
+}
+_MINER = re.compile(
+    r"xmrig|minerd|cpuminer|cgminer|bfgminer|ethminer|nbminer|t-rex|phoenixminer|"
+    r"stratum\+(tcp|ssl)://|(pool|mine)\.[\w.-]*:\d{4}|supportxmr|nanopool|moneroocean|"
+    r"nicehash|kdevtmpfsi|kinsing|--donate-level",
+    re.IGNORECASE,
+)
 _URL = re.compile(r"(https?|ftp|wss?)://", re.IGNORECASE)
 _REMOTE_SPEC = re.compile(r"^([\w.-]+@)?[\w.-]+:(?!//)")
 _SETUID_MODE = re.compile(r"^([ua]*[+=][rwxXt]*s[rwxXt]*|[46][0-7]{3})$")
 _BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/]{12,}={0,2}")
 _HEX_TOKEN = re.compile(r"^(?:[0-9a-fA-F]{2}){6,}$")
-_WEBSHELL = re.compile(r"<\?(php|=)?.*\b(system|exec|passthru|shell_exec|popen|proc_open|eval|assert|include|"
-                       r"require)(_once)?\s*\(.*\$_(GET|POST|REQUEST|COOKIE|SERVER)", re.IGNORECASE | re.DOTALL)
+_WEBSHELL = re.compile(
+    r"<\?(php|=)?.*\b(system|exec|passthru|shell_exec|popen|proc_open|eval|assert|include|"
+    r"require)(_once)?\s*\(.*\$_(GET|POST|REQUEST|COOKIE|SERVER)",
+    re.IGNORECASE | re.DOTALL,
+)
 _SHELLSHOCK = re.compile(r"\(\)\s*\{\s*:\s*;\s*\}\s*;")
 _CODE_REVERSE_SHELL = re.compile(
     r"(socket|TCPSocket|IO::Socket|fsockopen|socket\.tcp|net\.connect|net\.Socket|Net::Socket|"
-    r"new Socket|UDPSocket|/dev/tcp/)", re.IGNORECASE)
+    r"new Socket|UDPSocket|/dev/tcp/)",
+    re.IGNORECASE,
+)
 _CODE_SPAWN = re.compile(
     r"(dup2|subprocess|os\.system|popen|pty\.spawn|exec\s*\(|execve|spawn|system\s*\(|/bin/(ba|z|da)?sh|"
-    r"cmd\.exe|child_process|proc_open|shell_exec|passthru|IO\.popen|Kernel\.exec|`)", re.IGNORECASE)
+    r"cmd\.exe|child_process|proc_open|shell_exec|passthru|IO\.popen|Kernel\.exec|`)",
+    re.IGNORECASE,
+)
 _CODE_FETCH = re.compile(
     r"(urlopen|urllib|requests\.(get|post)|http\.client|httpx|file_get_contents\s*\(\s*['\"]https?|"
     r"LWP::|Net::HTTP|open-uri|URI\.open|fetch\s*\(|https?\.get|curl_exec|Invoke-WebRequest|"
     r"get\s*\(\s*['\"]https?://|request\s*\(\s*['\"]https?://|"
-    r"DownloadString|wget|curl)", re.IGNORECASE)
-_CODE_EVAL = re.compile(r"\b(exec|eval|compile|system|popen|passthru|shell_exec|assert|Function)\s*\(|"
-                        r"\bsystem\b|\beval\b|IEX\b|Invoke-Expression|instance_eval|load\s*\(", re.IGNORECASE)
+    r"DownloadString|wget|curl)",
+    re.IGNORECASE,
+)
+_CODE_EVAL = re.compile(
+    r"\b(exec|eval|compile|system|popen|passthru|shell_exec|assert|Function)\s*\(|"
+    r"\bsystem\b|\beval\b|IEX\b|Invoke-Expression|instance_eval|load\s*\(",
+    re.IGNORECASE,
+)
 _CODE_DESTROY = re.compile(
     r"(rmtree|removedirs|rm_rf|rm_r\b|rimraf|rmSync|Remove-Item.*-Recurse|unlink|File\.delete|"
-    r"remove_dir_all|os\.remove)", re.IGNORECASE)
-_CODE_ROOTISH = re.compile(r"expanduser\(\s*['\"]~['\"]\s*\)|Path\.home\(\)|environ\[['\"]HOME['\"]\]|"
-                           r"getenv\(\s*['\"]HOME['\"]\s*\)|ENV\[['\"]HOME['\"]\]|['\"]/['\"]|['\"]~/?['\"]|"
-                           r"homedir\(\)|\$ENV\{HOME\}", re.IGNORECASE)
-_CODE_FORK = re.compile(r"fork\s+while\s+fork|while\s*\(?\s*(1|true|True)\s*\)?\s*:?\s*\{?\s*(os\.)?fork|"
-                        r"for\s*\(\s*;\s*;\s*\)\s*fork|fork\(\)\s*while|loop\s*\{\s*fork", re.IGNORECASE)
+    r"remove_dir_all|os\.remove)",
+    re.IGNORECASE,
+)
+_CODE_ROOTISH = re.compile(
+    r"expanduser\(\s*['\"]~['\"]\s*\)|Path\.home\(\)|environ\[['\"]HOME['\"]\]|"
+    r"getenv\(\s*['\"]HOME['\"]\s*\)|ENV\[['\"]HOME['\"]\]|['\"]/['\"]|['\"]~/?['\"]|"
+    r"homedir\(\)|\$ENV\{HOME\}",
+    re.IGNORECASE,
+)
+_CODE_FORK = re.compile(
+    r"fork\s+while\s+fork|while\s*\(?\s*(1|true|True)\s*\)?\s*:?\s*\{?\s*(os\.)?fork|"
+    r"for\s*\(\s*;\s*;\s*\)\s*fork|fork\(\)\s*while|loop\s*\{\s*fork",
+    re.IGNORECASE,
+)
 _CODE_STRING = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
 
 
@@ -208,8 +615,9 @@ def analyze(command: str) -> CommandAnalysis:
     empty command is allowed.
     """
     if not isinstance(command, str):
-        return CommandAnalysis(str(command), Action.DENY,
-                               (Finding("not-text", Action.DENY, "the command is not text"),))
+        return CommandAnalysis(
+            str(command), Action.DENY, (Finding("not-text", Action.DENY, "the command is not text"),)
+        )
     return _analyze(command)
 
 
@@ -241,12 +649,12 @@ def _norm(path: str) -> str:
     trailing slashes collapse, a leading ``~user`` becomes ``~``."""
     p = path.replace(shell.DYNAMIC, "*").strip()
     if p.startswith("~") and not p.startswith("~/") and p != "~":
-        p = "~" + p[p.find("/"):] if "/" in p else "~"
+        p = "~" + p[p.find("/") :] if "/" in p else "~"
     p = re.sub(r"/{2,}", "/", p)
     p = re.sub(r"(/\.)+(/|$)", "/", p)
     if p.startswith(("/", "~/")) and "/.." in p:
         head = "~" if p.startswith("~") else ""
-        p = head + posixpath.normpath(p[len(head):] or "/")
+        p = head + posixpath.normpath(p[len(head) :] or "/")
     if len(p) > 1 and p.endswith("/"):
         p = p.rstrip("/") or "/"
     return p
@@ -289,7 +697,9 @@ def _is_strong_credential(path: str) -> bool:
     p = _norm(path)
     if re.search(r"(^|/)\.ssh/[^/]+$", p):
         return _is_credential(p)
-    return _is_credential(p) and not re.search(r"(^|/)\.env(\.[\w-]+)?$|\.(pem|key|crt|p12|pfx|jks|keystore)$", p)
+    return _is_credential(p) and not re.search(
+        r"(^|/)\.env(\.[\w-]+)?$|\.(pem|key|crt|p12|pfx|jks|keystore)$", p
+    )
 
 
 def _is_device(path: str) -> bool:
@@ -332,13 +742,20 @@ class _Judge:
             self.confirm("oversized", "the command is longer than 20000 characters")
         if re.search(r"\bztcp\b", text) and re.search(r"\b(ba|z|da|k)?sh\b[^|;&]*[<>]&", text):
             self.deny("reverse-shell", "connects a shell to a zsh TCP socket")
-        if _CODE_REVERSE_SHELL.search(text) and _CODE_SPAWN.search(text) and re.search(
-                r"\d+\.\d+\.\d+\.\d+|connect\s*\(", text):
+        if (
+            _CODE_REVERSE_SHELL.search(text)
+            and _CODE_SPAWN.search(text)
+            and re.search(r"\d+\.\d+\.\d+\.\d+|connect\s*\(", text)
+        ):
             self.deny("reverse-shell", "carries code that connects a shell to a remote host")
         script = shell.parse(text)
         if script.errors:
-            self.confirm("malformed", "the command line is malformed (" + "; ".join(script.errors[:2])
-                         + "): what it would run cannot be judged")
+            self.confirm(
+                "malformed",
+                "the command line is malformed ("
+                + "; ".join(script.errors[:2])
+                + "): what it would run cannot be judged",
+            )
         self._fork_bombs(script)
         for cmd in script.commands:
             self.command(cmd, script)
@@ -356,12 +773,36 @@ class _Judge:
                 self.deny("fork-bomb", f"function {name!r} starts copies of itself: a fork bomb")
         if script.endless_loop and any(c.background and c.in_loop for c in script.commands):
             self.deny("fork-bomb", "an endless loop starts background processes: it exhausts the machine")
-        if script.endless_loop and self.depth == 0 and not any(
-                c.name in ("sleep", "read", "break", "exit", "return", "wait", "inotifywait", "tail", "nc", "ncat",
-                           "select", "timeout", "watch") or c.name.startswith("read") for c in script.commands):
+        if (
+            script.endless_loop
+            and self.depth == 0
+            and not any(
+                c.name
+                in (
+                    "sleep",
+                    "read",
+                    "break",
+                    "exit",
+                    "return",
+                    "wait",
+                    "inotifywait",
+                    "tail",
+                    "nc",
+                    "ncat",
+                    "select",
+                    "timeout",
+                    "watch",
+                )
+                or c.name.startswith("read")
+                for c in script.commands
+            )
+        ):
             self.confirm("endless-loop", "loops forever without pausing")
-        busy = [c for c in script.commands if c.background and c.name in ("yes", "cat", "dd", "sha1sum",
-                                                                           "md5sum", "openssl", "stress")]
+        busy = [
+            c
+            for c in script.commands
+            if c.background and c.name in ("yes", "cat", "dd", "sha1sum", "md5sum", "openssl", "stress")
+        ]
         if len(busy) >= 3:
             self.confirm("resource-exhaustion", "starts several CPU-burning background processes")
 
@@ -408,8 +849,13 @@ class _Judge:
 
     def _decoded_substitutions(self, script: shell.Script) -> None:
         """``eval $(... | base64 -d)``, ``bash -c "$(...)"``, ``X=$(...); $X``: decoded text that runs."""
-        runners = [c for c in script.commands if (c.words and c.words[0].dynamic and not c.words[0].value.strip())
-                   or c.name in ("eval", "source", ".") or (c.name in SHELLS and "-c" in c.args)]
+        runners = [
+            c
+            for c in script.commands
+            if (c.words and c.words[0].dynamic and not c.words[0].value.strip())
+            or c.name in ("eval", "source", ".")
+            or (c.name in SHELLS and "-c" in c.args)
+        ]
         if not runners:
             return
         for cmd in script.commands:
@@ -444,7 +890,8 @@ class _Judge:
                 flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and not a.startswith("--"))
                 targets = [a for a in argv[1:] if not a.startswith("-")]
                 if ("r" in flags.lower() or "--recursive" in argv) and any(
-                        _norm(t) in ("*", ".", ".*", "./*") for t in targets):
+                    _norm(t) in ("*", ".", ".*", "./*") for t in targets
+                ):
                     self.deny("destructive-delete", f"moves into {cwd} and deletes everything there")
 
     def _push_to_new_remote(self, script: shell.Script) -> None:
@@ -474,33 +921,62 @@ class _Judge:
             before, previous = previous, cmd
             if not argv or not re.match(r"^[\w./-]+$", argv[0]):
                 continue
-            if cmd.chain_index > 0 and before is not None and before.chain_index == cmd.chain_index - 1 and (
+            if (
+                cmd.chain_index > 0
+                and before is not None
+                and before.chain_index == cmd.chain_index - 1
+                and (
                     (cmd.name == "pwd" and before.name not in ("cd", "pushd", "popd", "mkdir"))
-                    or (cmd.name == "sleep" and not before.background and not cmd.in_loop and before.name != "sleep")):
-                self.confirm("injection-probe", f"appends {cmd.name!r} to an unrelated command, "
-                                                "the shape of a command injection probe")
+                    or (
+                        cmd.name == "sleep"
+                        and not before.background
+                        and not cmd.in_loop
+                        and before.name != "sleep"
+                    )
+                )
+            ):
+                self.confirm(
+                    "injection-probe",
+                    f"appends {cmd.name!r} to an unrelated command, the shape of a command injection probe",
+                )
                 return
             chained = cmd.chain_index > 0 or cmd.stdin_from is not None
             # a probe after another probe is someone surveying the machine on purpose, not an injection
-            after_probe = before is not None and (before.name in PROBES | {"lsb_release", "hostnamectl"}
-                                                  and cmd.stdin_from is None)
+            after_probe = before is not None and (
+                before.name in PROBES | {"lsb_release", "hostnamectl"} and cmd.stdin_from is None
+            )
             # `cd dist && curl -O ...`: a fetch after setting up where it goes is ordinary
-            after_setup = argv[0] in FETCHERS | {"ls", "tree", "du", "find"} and not cmd.argv[0].startswith("/") and (
-                (before is not None and before.name in _SETUP_COMMANDS)
-                or any(re.match(r"^(https?://)?(localhost|127\.\d+\.\d+\.\d+|\[::1\]|0\.0\.0\.0)([:/]|$)", a)
-                       for a in argv[1:]))
+            after_setup = (
+                argv[0] in FETCHERS | {"ls", "tree", "du", "find"}
+                and not cmd.argv[0].startswith("/")
+                and (
+                    (before is not None and before.name in _SETUP_COMMANDS)
+                    or any(
+                        re.match(r"^(https?://)?(localhost|127\.\d+\.\d+\.\d+|\[::1\]|0\.0\.0\.0)([:/]|$)", a)
+                        for a in argv[1:]
+                    )
+                )
+            )
             if chained and not after_probe and not after_setup and _is_discovery(cmd, argv):
-                self.confirm("injection-probe", f"chains {' '.join(argv)[:40]!r} (host discovery) onto another "
-                                                "command, the shape of a command injection")
+                self.confirm(
+                    "injection-probe",
+                    f"chains {' '.join(argv)[:40]!r} (host discovery) onto another "
+                    "command, the shape of a command injection",
+                )
                 return
-            if (argv[0] not in NAME_TAKERS and argv[0] not in _SUBCOMMAND_CLIS) or argv[0] in _FIRST_ARG_IS_NOT_A_FILE:
+            if (argv[0] not in NAME_TAKERS and argv[0] not in _SUBCOMMAND_CLIS) or argv[
+                0
+            ] in _FIRST_ARG_IS_NOT_A_FILE:
                 words = [a for a in argv[1:] if not a.startswith("-")]
                 if argv[0] in _FIRST_ARG_IS_NOT_A_FILE and "-e" not in argv:
                     words = words[1:]
                 hits = [a for a in words if a in _INJECTED_NAMES]
                 if hits:
-                    self.confirm("injection-probe", f"passes the command name {hits[0]!r} as an argument of "
-                                                    f"{argv[0]!r}, the shape of a command injection")
+                    self.confirm(
+                        "injection-probe",
+                        f"passes the command name {hits[0]!r} as an argument of "
+                        f"{argv[0]!r}, the shape of a command injection",
+                    )
                     return
         for cmd in top:
             if not cmd.words or cmd.name in ("local", "export", "declare", "readonly", "typeset"):
@@ -510,11 +986,19 @@ class _Judge:
                 if sub.name not in _SPLICED_PROBES or sub.depth != 1 or sub.origin != "$()":
                     continue
                 bare_id = sub.name == "id" and not sub.args and cmd.name not in ("echo", "printf")
-                if glued or bare_id or (cmd.chain_index > 0 and sub.name in (
-                        "id", "uname", "ifconfig", "env", "printenv", "cat", "ping", "sleep")):
+                if (
+                    glued
+                    or bare_id
+                    or (
+                        cmd.chain_index > 0
+                        and sub.name in ("id", "uname", "ifconfig", "env", "printenv", "cat", "ping", "sleep")
+                    )
+                ):
                     if sub.name == "cat" and not any(_SYSTEM_LISTING.match(_norm(a)) for a in sub.args):
                         continue
-                    self.confirm("injection-probe", f"splices the output of {sub.name!r} into a command's arguments")
+                    self.confirm(
+                        "injection-probe", f"splices the output of {sub.name!r} into a command's arguments"
+                    )
                     return
 
     # -- one command ------------------------------------------------------------
@@ -538,7 +1022,9 @@ class _Judge:
             self.confirm("sudo", "runs with elevated privileges (sudo/doas/su)")
         if name in SHELLS:
             self._shell(cmd, name, args)
-        elif name in INTERPRETERS or re.fullmatch(r"python\d[\d.]*|perl\d*|ruby\d[\d.]*|php\d*|node\d*", name):
+        elif name in INTERPRETERS or re.fullmatch(
+            r"python\d[\d.]*|perl\d*|ruby\d[\d.]*|php\d*|node\d*", name
+        ):
             self._interpreter(cmd, name, args)
         elif name == "eval" or name in ("source", "."):
             self._eval(cmd, name, args)
@@ -549,20 +1035,58 @@ class _Judge:
             texts = _effective_texts(cmd)
             # handlers see unknown parts of words (`"$DIR"/*`): a path that is not known is not a known root
             handler(self, view, texts[1:] if len(texts) == len(argv) else args)
-        if name.startswith("mkfs") or name in ("mke2fs", "mkswap", "wipefs", "blkdiscard", "fdisk", "sfdisk",
-                                               "parted", "sgdisk", "gdisk", "cfdisk", "hdparm", "nvme", "badblocks",
-                                               "cryptsetup", "zpool", "mdadm", "pvcreate", "lvremove", "vgremove"):
+        if name.startswith("mkfs") or name in (
+            "mke2fs",
+            "mkswap",
+            "wipefs",
+            "blkdiscard",
+            "fdisk",
+            "sfdisk",
+            "parted",
+            "sgdisk",
+            "gdisk",
+            "cfdisk",
+            "hdparm",
+            "nvme",
+            "badblocks",
+            "cryptsetup",
+            "zpool",
+            "mdadm",
+            "pvcreate",
+            "lvremove",
+            "vgremove",
+        ):
             self._disk_tool(name, args)
         if name in SENDERS:
             self._sender(cmd, name, args)
         if name in READERS or (name in SENDERS and name not in ("ssh",)):
-            values = {args[k + 1] for k in range(len(args) - 1) if args[k] in (
-                "-e", "-i", "-F", "--rsh", "-o", "--cert", "--key", "-E", "--cacert", "-keyout", "-out", "--output",
-                "-O", "--output-document")}
+            values = {
+                args[k + 1]
+                for k in range(len(args) - 1)
+                if args[k]
+                in (
+                    "-e",
+                    "-i",
+                    "-F",
+                    "--rsh",
+                    "-o",
+                    "--cert",
+                    "--key",
+                    "-E",
+                    "--cacert",
+                    "-keyout",
+                    "-out",
+                    "--output",
+                    "-O",
+                    "--output-document",
+                )
+            }
             for arg in args:
                 if arg not in values and _is_credential(_strip_at(arg)):
                     self._credential_read(cmd, name, arg)
-                elif _norm(arg) in ("/etc/passwd", "/etc/group", "/etc/master.passwd") and name not in SENDERS:
+                elif (
+                    _norm(arg) in ("/etc/passwd", "/etc/group", "/etc/master.passwd") and name not in SENDERS
+                ):
                     self.confirm("account-list", f"{name} reads the machine's account list ({arg})")
         self._programs(cmd, name, args)
         self._stdin_into_shell(cmd, name, args)
@@ -576,20 +1100,31 @@ class _Judge:
 
     def _programs(self, cmd: SimpleCommand, name: str, args: list[str]) -> None:
         """Programs judged by their name and arguments alone: searches, miners, scanners, tunnels, awk."""
-        if name in ("grep", "egrep", "rg", "ag", "ack", "find", "locate") and re.search(
-                r"PRIVATE KEY|aws_secret|secret_access|api[_-]?key\b|id_rsa|\.pem\b|password\s*=", " ".join(args),
-                re.IGNORECASE) and any(_norm(a) in ("/", "~", "/home", "/root", "/etc", "/Users") for a in args):
+        if (
+            name in ("grep", "egrep", "rg", "ag", "ack", "find", "locate")
+            and re.search(
+                r"PRIVATE KEY|aws_secret|secret_access|api[_-]?key\b|id_rsa|\.pem\b|password\s*=",
+                " ".join(args),
+                re.IGNORECASE,
+            )
+            and any(_norm(a) in ("/", "~", "/home", "/root", "/etc", "/Users") for a in args)
+        ):
             self.confirm("credential-search", f"{name} searches the machine for credentials")
         if _MINER.search(" ".join([name, *args])):
             self.deny("crypto-miner", "runs or fetches a cryptocurrency miner")
         if name in SENDERS and any(_METADATA.search(a) for a in args):
-            self.deny("cloud-credentials", f"{name} queries the cloud instance metadata service (credentials)")
+            self.deny(
+                "cloud-credentials", f"{name} queries the cloud instance metadata service (credentials)"
+            )
         if any("docker.sock" in a or "containerd.sock" in a for a in args) and name not in ("ls", "stat"):
-            self.confirm("container-escape", f"{name} talks to the container engine's socket (root on the host)")
+            self.confirm(
+                "container-escape", f"{name} talks to the container engine's socket (root on the host)"
+            )
         if name in _OFFENSIVE:
             self.confirm("offensive-tool", f"{name} is an attack or scanning tool")
-        if name in _TUNNELS or (name == "ssh" and any(
-                re.fullmatch(r"-[a-zA-Z]*[RD]", a) for a in _leading_options(args))):
+        if name in _TUNNELS or (
+            name == "ssh" and any(re.fullmatch(r"-[a-zA-Z]*[RD]", a) for a in _leading_options(args))
+        ):
             self.confirm("tunnel", f"{name} opens a tunnel that exposes this machine or routes traffic out")
         if name in ("awk", "gawk", "nawk", "mawk", "busybox") and args:
             program = next((a for a in args if not a.startswith("-") and ("{" in a or "(" in a)), "")
@@ -613,11 +1148,17 @@ class _Judge:
         for r in cmd.redirects:
             target = r.target.replace(shell.DYNAMIC, "")
             if re.match(r"/dev/(tcp|udp)/", target):
-                self.deny("reverse-shell", f"connects the shell's input/output to a network socket ({target})")
+                self.deny(
+                    "reverse-shell", f"connects the shell's input/output to a network socket ({target})"
+                )
                 continue
             if r.op in (">", ">>", "&>", ">|", "<>", "&>>", ">&") and not target.isdigit() and target != "-":
                 self._write_target(cmd, target, append=r.op in (">>", "&>>"), via="redirect")
-            elif r.op == "<" and _is_credential(target) and (cmd.stdout_to or cmd.name in SENDERS | READERS | {"tr"}):
+            elif (
+                r.op == "<"
+                and _is_credential(target)
+                and (cmd.stdout_to or cmd.name in SENDERS | READERS | {"tr"})
+            ):
                 self._credential_read(cmd, cmd.name or "<", target)
             if r.op in ("<<<", "<<", "<<-") and argv and argv[0] in ("crontab", "tee"):
                 self._payload(r.target, "text written to a start-up location")
@@ -629,7 +1170,11 @@ class _Judge:
                 self.deny("reverse-shell", f"refers to a raw network socket ({v[:60]})")
             if _WEBSHELL.search(v):
                 self.deny("webshell", "writes server code that runs commands from web requests (a web shell)")
-            if _CODE_REVERSE_SHELL.search(v) and _CODE_SPAWN.search(v) and re.search(r"\d+\.\d+\.\d+\.\d+|connect", v):
+            if (
+                _CODE_REVERSE_SHELL.search(v)
+                and _CODE_SPAWN.search(v)
+                and re.search(r"\d+\.\d+\.\d+\.\d+|connect", v)
+            ):
                 self.deny("reverse-shell", "carries code that connects a shell to a remote host")
             if _URL.search(w.raw) and (re.search(r"`|\$\(", w.raw)):
                 self.confirm("exfiltration", "puts a command's output into a URL")
@@ -662,12 +1207,28 @@ class _Judge:
         if p == "/proc/sysrq-trigger":
             self.deny("shutdown", "writes to /proc/sysrq-trigger (instant reboot, crash or power-off)")
             return
-        if re.match(r"^/proc/sys/kernel/(randomize_va_space|yama|kptr_restrict|dmesg_restrict|modules_disabled|"
-                    r"core_pattern|sysrq)", p):
+        if re.match(
+            r"^/proc/sys/kernel/(randomize_va_space|yama|kptr_restrict|dmesg_restrict|modules_disabled|"
+            r"core_pattern|sysrq)",
+            p,
+        ):
             self.deny("defense-evasion", f"weakens a kernel protection ({p})")
             return
-        if p.startswith(("/etc/", "/boot/", "/usr/", "/bin/", "/sbin/", "/lib", "/proc/", "/sys/", "/var/lib/",
-                         "/System/", "/Library/")):
+        if p.startswith(
+            (
+                "/etc/",
+                "/boot/",
+                "/usr/",
+                "/bin/",
+                "/sbin/",
+                "/lib",
+                "/proc/",
+                "/sys/",
+                "/var/lib/",
+                "/System/",
+                "/Library/",
+            )
+        ):
             self.confirm("system-write", f"writes to the system location {p}")
 
     def _payload(self, text: str, where: str) -> None:
@@ -687,9 +1248,11 @@ class _Judge:
         code = _option_value(args, ("-c",))
         if code is not None:
             if shell.DYNAMIC in code:
-                sub_fetch = [c for c in cmd.substitutions if _effective(c)[:1] and _effective(c)[0] in FETCHERS]
+                sub_fetch = [
+                    c for c in cmd.substitutions if _effective(c)[:1] and _effective(c)[0] in FETCHERS
+                ]
                 if sub_fetch:
-                    self.deny("remote-code", "runs code downloaded from the network (sh -c \"$(curl ...)\")")
+                    self.deny("remote-code", 'runs code downloaded from the network (sh -c "$(curl ...)")')
                 else:
                     self.confirm("dynamic-code", f"{name} -c runs text computed at run time")
             self.found.extend(self.nested(code.replace(shell.DYNAMIC, ""), f"{name} -c"))
@@ -716,15 +1279,20 @@ class _Judge:
             self.deny("reverse-shell", f"{lang} code opens a socket and attaches a shell or process to it")
         if _CODE_FETCH.search(code) and _CODE_EVAL.search(code):
             self.deny("remote-code", f"{lang} code downloads code and runs it")
-        if re.search(r"pty\.spawn|exec\w*\s*\(?\s*['\"]/bin/(ba|z|da)?sh|system\s*\(?\s*['\"]/bin/(ba|z|da)?sh", code):
+        if re.search(
+            r"pty\.spawn|exec\w*\s*\(?\s*['\"]/bin/(ba|z|da)?sh|system\s*\(?\s*['\"]/bin/(ba|z|da)?sh", code
+        ):
             self.confirm("spawns-shell", f"{lang} code starts an interactive shell")
         if _CODE_FORK.search(code):
             self.deny("fork-bomb", f"{lang} code forks without end")
         if _CODE_DESTROY.search(code) and _CODE_ROOTISH.search(code):
             self.deny("destructive-delete", f"{lang} code deletes the home folder or the filesystem root")
         literals = [a or b for a, b in _CODE_STRING.findall(code)]
-        decodes = re.search(r"b64decode|decode_base64|base64_decode|Base64\.decode|atob\(|fromhex|unhexlify|"
-                            r"FromBase64String|Buffer\.from\(", code)
+        decodes = re.search(
+            r"b64decode|decode_base64|base64_decode|Base64\.decode|atob\(|fromhex|unhexlify|"
+            r"FromBase64String|Buffer\.from\(",
+            code,
+        )
         runs = _CODE_SPAWN.search(code) or _CODE_EVAL.search(code)
         for literal in literals:
             text = literal.replace("\\n", "\n")
@@ -736,8 +1304,11 @@ class _Judge:
                     if runs:
                         self.deny("decode-and-run", f"{lang} code decodes a hidden payload and runs it")
                     self.found.extend(self.nested(decoded, f"a payload decoded by {lang} code"))
-            if runs and re.search(r"\b(system|popen|exec\w*|spawn\w*|call|run|check_output|Popen|passthru|"
-                                  r"shell_exec)\s*\(\s*$", code[: code.find(literal)].rstrip("'\"[ (b")+"("):
+            if runs and re.search(
+                r"\b(system|popen|exec\w*|spawn\w*|call|run|check_output|Popen|passthru|"
+                r"shell_exec)\s*\(\s*$",
+                code[: code.find(literal)].rstrip("'\"[ (b") + "(",
+            ):
                 for finding in self.nested(text, f"a command run by {lang} code"):
                     self.found.append(finding)
 
@@ -762,9 +1333,14 @@ class _Judge:
     def _stdin_into_shell(self, cmd: SimpleCommand, name: str, args: list[str]) -> None:
         """A shell or interpreter reading its program from a pipe or here-string."""
         is_shell = name in SHELLS and _option_value(args, ("-c",)) is None and not _script_arg(args)
-        is_interp = (name in INTERPRETERS or re.fullmatch(r"python\d[\d.]*|perl\d*|ruby\d[\d.]*|php\d*|node\d*",
-                                                          name)) and not _script_arg(args) and not any(
-            re.match(r"^-[A-Za-z]*[ceErmVhnpl]", a) or a in ("--version", "--help") for a in args)
+        is_interp = (
+            (
+                name in INTERPRETERS
+                or re.fullmatch(r"python\d[\d.]*|perl\d*|ruby\d[\d.]*|php\d*|node\d*", name)
+            )
+            and not _script_arg(args)
+            and not any(re.match(r"^-[A-Za-z]*[ceErmVhnpl]", a) or a in ("--version", "--help") for a in args)
+        )
         if not (is_shell or is_interp):
             return
         here = [r.target for r in cmd.redirects if r.op in ("<<<", "<<", "<<-")]
@@ -830,8 +1406,19 @@ class _Judge:
         # what leaves the machine
         uploads = []
         for i, arg in enumerate(args):
-            if arg in ("-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-F", "--form", "-T",
-                       "--upload-file", "--post-file", "--body-file") and i + 1 < len(args):
+            if arg in (
+                "-d",
+                "--data",
+                "--data-binary",
+                "--data-raw",
+                "--data-urlencode",
+                "-F",
+                "--form",
+                "-T",
+                "--upload-file",
+                "--post-file",
+                "--body-file",
+            ) and i + 1 < len(args):
                 uploads.append(args[i + 1])
             elif arg.startswith(("--post-file=", "--body-file=", "--data-binary=", "--data=")):
                 uploads.append(arg.split("=", 1)[1])
@@ -846,23 +1433,39 @@ class _Judge:
         secret_subs = [c for c in cmd.substitutions if _reads_secret(c)]
         if secret_subs:
             self.deny("exfiltration", f"{name} sends the contents of a credential or the environment")
-        elif any(_GLUED_SUBSTITUTION.match(w.raw) or re.search(r"(\$\(|`)[^`)]*[`)]\.[\w-]+\.", w.raw)
-                 for w in cmd.words[1:]) and cmd.substitutions:
+        elif (
+            any(
+                _GLUED_SUBSTITUTION.match(w.raw) or re.search(r"(\$\(|`)[^`)]*[`)]\.[\w-]+\.", w.raw)
+                for w in cmd.words[1:]
+            )
+            and cmd.substitutions
+        ):
             self.confirm("exfiltration", f"{name} puts a command's output into a network destination")
         if name in ("scp", "rsync", "sftp", "rclone") and any(_REMOTE_SPEC.match(a) for a in args):
-            values = {args[k + 1] for k in range(len(args) - 1) if args[k] in ("-e", "-i", "-F", "--rsh", "-o")}
+            values = {
+                args[k + 1] for k in range(len(args) - 1) if args[k] in ("-e", "-i", "-F", "--rsh", "-o")
+            }
             if any(_is_strong_credential(a) for a in args if not _REMOTE_SPEC.match(a) and a not in values):
                 self.deny("exfiltration", f"{name} copies credentials to a remote host")
         if cmd.stdin_from is not None and name not in ("ping",):
             self._stdin_exfil(cmd, name)
             if name in SOCKET_TOOLS and any(
-                    (_effective(c)[:1] or [""])[0] in SHELLS and _option_value(_effective(c)[1:], ("-c",)) is None
-                    and not _script_arg(_effective(c)[1:]) for c in _upstream(cmd.stdin_from)):
+                (_effective(c)[:1] or [""])[0] in SHELLS
+                and _option_value(_effective(c)[1:], ("-c",)) is None
+                and not _script_arg(_effective(c)[1:])
+                for c in _upstream(cmd.stdin_from)
+            ):
                 self.deny("reverse-shell", f"pipes a shell's output to {name}")
         remote = any(_REMOTE_SPEC.match(a) or re.match(r"^(s3|gs|az|https?)://", a) for a in args)
-        if name in ("scp", "rsync", "rclone", "gsutil", "aws", "azcopy", "sftp") and remote and any(
-                _is_root_target(a) for a in args if not a.startswith("-") and not _REMOTE_SPEC.match(a)
-                and "://" not in a):
+        if (
+            name in ("scp", "rsync", "rclone", "gsutil", "aws", "azcopy", "sftp")
+            and remote
+            and any(
+                _is_root_target(a)
+                for a in args
+                if not a.startswith("-") and not _REMOTE_SPEC.match(a) and "://" not in a
+            )
+        ):
             self.confirm("exfiltration", f"{name} copies a whole home or system folder to a remote host")
 
     def _stdin_exfil(self, cmd: SimpleCommand, name: str) -> None:
@@ -881,9 +1484,13 @@ class _Judge:
 
     def _disk_tool(self, name: str, args: list[str]) -> None:
         devices = [a for a in args if _is_device(a)]
-        if devices and (name.startswith("mkfs") or name in ("mke2fs", "wipefs", "blkdiscard", "mkswap",
-                                                            "sgdisk", "cryptsetup", "pvcreate")):
-            if name in ("wipefs", "sgdisk") and not any(a.startswith(("-a", "--all", "-Z", "--zap")) for a in args):
+        if devices and (
+            name.startswith("mkfs")
+            or name in ("mke2fs", "wipefs", "blkdiscard", "mkswap", "sgdisk", "cryptsetup", "pvcreate")
+        ):
+            if name in ("wipefs", "sgdisk") and not any(
+                a.startswith(("-a", "--all", "-Z", "--zap")) for a in args
+            ):
                 self.confirm("disk-tool", f"{name} changes the disk layout of {devices[0]}")
                 return
             self.deny("disk-wipe", f"{name} erases the device {devices[0]}")
@@ -892,30 +1499,136 @@ class _Judge:
 
 
 _INJECTED_NAMES = (PROBES - {"w", "last", "route", "arp", "groups", "ver", "hostname"}) | {
-    "ls", "cat", "curl", "wget", "nc", "ncat", "netcat", "perl", "python", "python3", "bash", "sh", "ping",
-    "echo", "ifconfig", "netstat"}
-_SYSTEM_LISTING = re.compile(r"^(/|/etc|/home|/root|/var|/var/www|/tmp|/usr|/proc|/opt|/srv|/boot|/dev|/mnt)"
-                             r"(/\*|/\.\*)?/?$|^/home/\*|^/var/www/|^/etc/|^/proc/")
+    "ls",
+    "cat",
+    "curl",
+    "wget",
+    "nc",
+    "ncat",
+    "netcat",
+    "perl",
+    "python",
+    "python3",
+    "bash",
+    "sh",
+    "ping",
+    "echo",
+    "ifconfig",
+    "netstat",
+}
+_SYSTEM_LISTING = re.compile(
+    r"^(/|/etc|/home|/root|/var|/var/www|/tmp|/usr|/proc|/opt|/srv|/boot|/dev|/mnt)"
+    r"(/\*|/\.\*)?/?$|^/home/\*|^/var/www/|^/etc/|^/proc/"
+)
 
 
 #: Plain text immediately followed by a substitution (``notes.txt`id` ``, ``docs$(nslookup x)``).
 _GLUED_SUBSTITUTION = re.compile(r"^[\w.,:+-]*[\w](\$\(|`)")
 #: Probes whose output spliced into another command's arguments is an injection signature.
-_SPLICED_PROBES = {"id", "whoami", "uname", "hostname", "ifconfig", "netstat", "env", "printenv", "ping", "sleep",
-                   "nslookup", "dig", "host", "curl", "wget", "cat"}
+_SPLICED_PROBES = {
+    "id",
+    "whoami",
+    "uname",
+    "hostname",
+    "ifconfig",
+    "netstat",
+    "env",
+    "printenv",
+    "ping",
+    "sleep",
+    "nslookup",
+    "dig",
+    "host",
+    "curl",
+    "wget",
+    "cat",
+}
 #: Command-line tools whose words are subcommands (``aws s3 ls``), never file names.
-_SUBCOMMAND_CLIS = {"aws", "gcloud", "az", "gsutil", "kubectl", "helm", "docker", "podman", "npm", "yarn", "pnpm",
-                    "cargo", "go", "terraform", "systemctl", "brew", "apt", "apt-get", "dnf", "yum", "snap",
-                    "flatpak", "gh", "glab", "heroku", "fly", "vercel", "conda", "poetry", "uv", "pipx", "nix",
-                    "make", "just", "task", "tmux", "screen", "busybox", "toolbox", "openssl", "mvn", "gradle"}
+_SUBCOMMAND_CLIS = {
+    "aws",
+    "gcloud",
+    "az",
+    "gsutil",
+    "kubectl",
+    "helm",
+    "docker",
+    "podman",
+    "npm",
+    "yarn",
+    "pnpm",
+    "cargo",
+    "go",
+    "terraform",
+    "systemctl",
+    "brew",
+    "apt",
+    "apt-get",
+    "dnf",
+    "yum",
+    "snap",
+    "flatpak",
+    "gh",
+    "glab",
+    "heroku",
+    "fly",
+    "vercel",
+    "conda",
+    "poetry",
+    "uv",
+    "pipx",
+    "nix",
+    "make",
+    "just",
+    "task",
+    "tmux",
+    "screen",
+    "busybox",
+    "toolbox",
+    "openssl",
+    "mvn",
+    "gradle",
+}
 #: Commands that prepare where the next one works or what it sees.
-_SETUP_COMMANDS = {"cd", "pushd", "popd", "mkdir", "export", "source", ".", "set", "umask", "touch", "rm", "mv",
-                   "cp", "true", "unset", "ulimit", "trap", "mktemp", "install", "sleep"}
+_SETUP_COMMANDS = {
+    "cd",
+    "pushd",
+    "popd",
+    "mkdir",
+    "export",
+    "source",
+    ".",
+    "set",
+    "umask",
+    "touch",
+    "rm",
+    "mv",
+    "cp",
+    "true",
+    "unset",
+    "ulimit",
+    "trap",
+    "mktemp",
+    "install",
+    "sleep",
+}
 #: Commands whose first positional word is a subcommand or pattern rather than a file.
 _FIRST_ARG_IS_NOT_A_FILE = {"git", "grep", "egrep", "fgrep", "sed", "awk"}
 #: Commands that ignore their standard input: a pipe into one is a sign of injected text.
-_IGNORES_STDIN = {"ls", "pwd", "id", "whoami", "uname", "ifconfig", "netstat", "hostname", "sleep", "which",
-                  "ping", "nslookup", "dig"}
+_IGNORES_STDIN = {
+    "ls",
+    "pwd",
+    "id",
+    "whoami",
+    "uname",
+    "ifconfig",
+    "netstat",
+    "hostname",
+    "sleep",
+    "which",
+    "ping",
+    "nslookup",
+    "dig",
+}
 
 
 def _is_discovery(cmd: SimpleCommand, argv: list[str]) -> bool:
@@ -927,15 +1640,33 @@ def _is_discovery(cmd: SimpleCommand, argv: list[str]) -> bool:
         return True
     if cmd.words[0].value.startswith(("/bin/", "/usr/bin/", "/sbin/")) and name in PROBES | {"ls", "cat"}:
         return True
-    if name in ("id", "whoami", "uname", "ifconfig", "ipconfig", "netstat", "ss", "hostname", "who", "getent",
-                "lsb_release", "systeminfo", "lastlog", "arp"):
+    if name in (
+        "id",
+        "whoami",
+        "uname",
+        "ifconfig",
+        "ipconfig",
+        "netstat",
+        "ss",
+        "hostname",
+        "who",
+        "getent",
+        "lsb_release",
+        "systeminfo",
+        "lastlog",
+        "arp",
+    ):
         return not plain or name in ("getent",)
     if name == "which":
         return bool(set(plain) & (SENDERS | set(INTERPRETERS) | SHELLS | {"gcc", "cc", "nmap"}))
     if name == "sleep":
         if cmd.in_loop:
             return False
-        return bool(plain) and cmd.stdin_from is not None or (bool(plain) and plain[0].isdigit() and int(plain[0]) >= 5)
+        return (
+            bool(plain)
+            and cmd.stdin_from is not None
+            or (bool(plain) and plain[0].isdigit() and int(plain[0]) >= 5)
+        )
     if name == "pwd":
         return cmd.stdin_from is not None
     if name in ("env", "printenv") and not plain and cmd.chain_index > 0:
@@ -944,21 +1675,49 @@ def _is_discovery(cmd: SimpleCommand, argv: list[str]) -> bool:
         return True  # the process list after an unrelated command
     if name == "timeout" and len(args) == 1 and args[0].isdigit():
         return True  # a bare delay
-    if name == "ping" and cmd.chain_index > 0 and any(
-            re.match(r"^(127\.|localhost$|::1$|0\.0\.0\.0$)", a) for a in plain):
+    if (
+        name == "ping"
+        and cmd.chain_index > 0
+        and any(re.match(r"^(127\.|localhost$|::1$|0\.0\.0\.0$)", a) for a in plain)
+    ):
         return True  # pinging this machine from a chain is a timing probe
     if name == "ping":
         return any(a in ("-i", "-n", "-w") for a in args) and cmd.chain_index > 0
-    if name in ("ls", "cat", "head", "tail", "find", "tree", "du", "base64", "xxd", "od", "strings", "less", "more",
-                "nl", "tac") and plain:
+    if (
+        name
+        in (
+            "ls",
+            "cat",
+            "head",
+            "tail",
+            "find",
+            "tree",
+            "du",
+            "base64",
+            "xxd",
+            "od",
+            "strings",
+            "less",
+            "more",
+            "nl",
+            "tac",
+        )
+        and plain
+    ):
         return any(_SYSTEM_LISTING.match(_norm(a)) for a in plain)
     if name in FETCHERS and cmd.chain_index > 0 and cmd.joined_by in (";", "&", "\n", "&&", "||"):
         return True
-    if cmd.name in FETCHERS and cmd.stdin_from is not None and not any(
-            a.startswith(("-d", "--data", "-T", "-F", "-stdin", "-i")) or a == "-" for a in args):
+    if (
+        cmd.name in FETCHERS
+        and cmd.stdin_from is not None
+        and not any(a.startswith(("-d", "--data", "-T", "-F", "-stdin", "-i")) or a == "-" for a in args)
+    ):
         return True
-    if name in ("echo", "printf") and re.search(r"<\s*(script|img|svg|iframe)\b|\bon(error|load)\s*=|<\?php",
-                                                " ".join(w.raw for w in cmd.words), re.IGNORECASE):
+    if name in ("echo", "printf") and re.search(
+        r"<\s*(script|img|svg|iframe)\b|\bon(error|load)\s*=|<\?php",
+        " ".join(w.raw for w in cmd.words),
+        re.IGNORECASE,
+    ):
         return True
     if name == "perl" and "-e" in args and re.search(r"print\s*[\"']\w[\"']\s*x\s*\d{3,}", " ".join(args)):
         return True
@@ -975,7 +1734,7 @@ def _rm(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     recursive = "r" in flags.lower() or "--recursive" in args
     targets = [a for a in args if not a.startswith("-") or a == "-"]
     if "--" in args:
-        targets = args[args.index("--") + 1:]
+        targets = args[args.index("--") + 1 :]
     for t in targets:
         p = _norm(t)
         if recursive and _is_root_target(p):
@@ -1028,7 +1787,9 @@ def _find(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
             destructive = destructive or name != "chmod"
         sub = " ".join(_quote(a) for a in inner).replace("{}", "FOUND")
         j.found.extend(j.nested(sub, "find -exec"))
-        if name in SENDERS and any(re.search(r"\*?\.(pem|key)|id_rsa|id_ed25519|credentials", a) for a in args):
+        if name in SENDERS and any(
+            re.search(r"\*?\.(pem|key)|id_rsa|id_ed25519|credentials", a) for a in args
+        ):
             j.deny("exfiltration", "finds key files and sends them over the network")
         if name == "rm" and any("r" in a for a in inner if a.startswith("-")):
             j.confirm("recursive-delete", "deletes recursively")
@@ -1040,30 +1801,90 @@ def _find(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
             elif _is_root_target(r):
                 j.confirm("recursive-delete", f"deletes matching files anywhere under {r}")
     names = [args[k + 1] for k in range(len(args) - 1) if args[k] in ("-name", "-iname", "-path")]
-    if any(re.fullmatch(r"\*?(id_rsa|id_dsa|id_ed25519|id_ecdsa|\.git-credentials|credentials|\.netrc|"
-                        r"shadow|wallet\.dat|\*\.kdbx)\*?", n) for n in names) and any(
-            _norm(r) in ("/", "~", "/home", "/root", "/Users") for r in roots):
+    if any(
+        re.fullmatch(
+            r"\*?(id_rsa|id_dsa|id_ed25519|id_ecdsa|\.git-credentials|credentials|\.netrc|"
+            r"shadow|wallet\.dat|\*\.kdbx)\*?",
+            n,
+        )
+        for n in names
+    ) and any(_norm(r) in ("/", "~", "/home", "/root", "/Users") for r in roots):
         j.confirm("credential-search", "searches the machine for credential files")
 
 
-_FIND_FILTERS = {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-size",
-                 "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-user", "-nouser", "-group", "-nogroup",
-                 "-newer", "-empty", "-perm", "-samefile", "-inum", "-used", "-links", "-lname", "-ilname",
-                 "-newermt", "-uid", "-gid", "-fstype", "-context"}
+_FIND_FILTERS = {
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-size",
+    "-mtime",
+    "-mmin",
+    "-atime",
+    "-amin",
+    "-ctime",
+    "-cmin",
+    "-user",
+    "-nouser",
+    "-group",
+    "-nogroup",
+    "-newer",
+    "-empty",
+    "-perm",
+    "-samefile",
+    "-inum",
+    "-used",
+    "-links",
+    "-lname",
+    "-ilname",
+    "-newermt",
+    "-uid",
+    "-gid",
+    "-fstype",
+    "-context",
+}
 
 
 #: Trees whose recursive ownership or mode change breaks the machine or the user's account.
-_PERMISSION_ROOTS = {"/", "/*", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/var", "/home",
-                     "/root", "/dev", "/sys", "/proc", "~", "~/*", "/usr/bin", "/usr/lib", "/usr/sbin"}
+_PERMISSION_ROOTS = {
+    "/",
+    "/*",
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib64",
+    "/boot",
+    "/var",
+    "/home",
+    "/root",
+    "/dev",
+    "/sys",
+    "/proc",
+    "~",
+    "~/*",
+    "/usr/bin",
+    "/usr/lib",
+    "/usr/sbin",
+}
 
 
 def _chmod(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     name = cmd.name
-    recursive = any(a in ("-R", "--recursive") or (a.startswith("-") and "R" in a and not a.startswith("--"))
-                    for a in args)
+    recursive = any(
+        a in ("-R", "--recursive") or (a.startswith("-") and "R" in a and not a.startswith("--"))
+        for a in args
+    )
     plain = [a for a in args if not a.startswith("-") or (name == "chmod" and re.fullmatch(r"-[rwxXst]+", a))]
     mode = plain[0] if plain else ""
-    targets = plain[1:] if name in ("chmod", "chown", "chgrp") else [a for a in args if a.startswith(("/", "~"))]
+    targets = (
+        plain[1:] if name in ("chmod", "chown", "chgrp") else [a for a in args if a.startswith(("/", "~"))]
+    )
     if name == "chmod" and _SETUID_MODE.match(mode):
         j.deny("setuid", f"sets the setuid/setgid bit ({mode}) on {' '.join(targets) or 'a file'}")
     for t in targets:
@@ -1097,7 +1918,10 @@ def _kill(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     if cmd.name == "kill" and not harmless and any(a in ("1", "-1") for a in plain[-2:]):
         j.deny("kill-all", "kills init or every process")
     force = any(a in ("-9", "-KILL", "-SIGKILL") for a in args) or _option_value(args, ("-s",)) in (
-        "9", "KILL", "SIGKILL")
+        "9",
+        "KILL",
+        "SIGKILL",
+    )
     if force:
         j.confirm("kill", f"{cmd.name} force-kills processes")
 
@@ -1119,8 +1943,16 @@ def _systemctl(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
             j.deny("defense-evasion", f"turns off the security service {verbs[1]}")
         else:
             j.confirm("service-change", f"{cmd.name} {verbs[0]} changes running services")
-    elif verbs and verbs[0] in ("poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "rescue",
-                                "emergency"):
+    elif verbs and verbs[0] in (
+        "poweroff",
+        "reboot",
+        "halt",
+        "kexec",
+        "suspend",
+        "hibernate",
+        "rescue",
+        "emergency",
+    ):
         j.confirm("shutdown", f"{cmd.name} {verbs[0]} stops or restarts the machine")
 
 
@@ -1132,10 +1964,13 @@ def _firewall(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
         j.deny("defense-evasion", "turns the firewall off")
     elif cmd.name == "setenforce" and args and args[0] in ("0", "Permissive", "permissive"):
         j.deny("defense-evasion", "switches SELinux to permissive")
-    elif cmd.name in ("aa-teardown", "aa-disable", "auditctl") and (cmd.name != "auditctl" or "-D" in args
-                                                                     or "-e" in args and "0" in args):
+    elif cmd.name in ("aa-teardown", "aa-disable", "auditctl") and (
+        cmd.name != "auditctl" or "-D" in args or "-e" in args and "0" in args
+    ):
         j.deny("defense-evasion", f"{cmd.name} disables security auditing or confinement")
-    elif cmd.name == "sysctl" and re.search(r"kernel\.(randomize_va_space|yama|kptr_restrict|dmesg_restrict)", joined):
+    elif cmd.name == "sysctl" and re.search(
+        r"kernel\.(randomize_va_space|yama|kptr_restrict|dmesg_restrict)", joined
+    ):
         j.deny("defense-evasion", "weakens a kernel protection")
     else:
         j.confirm("firewall", f"{cmd.name} changes the firewall or security settings")
@@ -1145,7 +1980,9 @@ def _accounts(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     joined = " ".join(args)
     if cmd.name in ("useradd", "adduser", "usermod") and re.search(r"(-u|--uid)\s*0\b|-o\b.*-u\s*0", joined):
         j.deny("system-accounts", "creates a second root account (uid 0)")
-    elif cmd.name in ("usermod", "gpasswd", "adduser") and re.search(r"\b(sudo|wheel|root|admin|docker)\b", joined):
+    elif cmd.name in ("usermod", "gpasswd", "adduser") and re.search(
+        r"\b(sudo|wheel|root|admin|docker)\b", joined
+    ):
         j.confirm("privilege-grant", f"{cmd.name} adds a user to a privileged group")
     elif cmd.name == "chpasswd" or (cmd.name == "passwd" and (not args or "root" in args)):
         if cmd.name == "chpasswd" or "root" in args:
@@ -1181,7 +2018,9 @@ def _history(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     elif cmd.name in ("unset", "export", "declare", "typeset", "local", "readonly"):
         for a in args:
             key, _, value = a.partition("=")
-            if key in ("HISTFILE", "HISTSIZE", "HISTFILESIZE") and (cmd.name == "unset" or value in ("0", "/dev/null", "")):
+            if key in ("HISTFILE", "HISTSIZE", "HISTFILESIZE") and (
+                cmd.name == "unset" or value in ("0", "/dev/null", "")
+            ):
                 j.confirm("anti-forensics", f"disables shell history ({a})")
             if key == "LD_PRELOAD":
                 j.confirm("hijack-env", "sets LD_PRELOAD")
@@ -1218,16 +2057,20 @@ def _copy(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
         if cmd.name == "mv" and any(_is_root_target(s) for s in plain[:-1]):
             j.deny("destructive-delete", f"moves a system or home root away ({plain[0]})")
         if cmd.name in ("cp", "install") and any(_norm(s).rsplit("/", 1)[-1] in SHELLS for s in plain[:-1]):
-            if any(a in ("-p", "--preserve", "-a") for a in args) or _norm(dest).startswith(("/tmp", "/dev/shm")):
+            if any(a in ("-p", "--preserve", "-a") for a in args) or _norm(dest).startswith(
+                ("/tmp", "/dev/shm")
+            ):
                 j.confirm("shell-copy", "copies a shell binary somewhere else")
 
 
 def _container(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     joined = " ".join(args)
     if cmd.name in ("docker", "podman", "nerdctl", "ctr"):
-        if re.search(r"--privileged|--pid[= ]host|--cap-add[= ](SYS_ADMIN|ALL)|-v\s*/:|--volume[= ]/:|"
-                     r"/var/run/docker\.sock|--security-opt[= ](apparmor|seccomp)[=:]unconfined|--net[= ]host.*--pid",
-                     joined):
+        if re.search(
+            r"--privileged|--pid[= ]host|--cap-add[= ](SYS_ADMIN|ALL)|-v\s*/:|--volume[= ]/:|"
+            r"/var/run/docker\.sock|--security-opt[= ](apparmor|seccomp)[=:]unconfined|--net[= ]host.*--pid",
+            joined,
+        ):
             j.deny("container-escape", f"{cmd.name} starts a container with access to the host")
         elif args and args[0] in ("rm", "rmi", "system", "volume") and re.search(r"-f|prune", joined):
             j.confirm("container-delete", f"{cmd.name} deletes containers, images or volumes")
@@ -1238,7 +2081,9 @@ def _container(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     elif cmd.name == "mount":
         plain = [a for a in args if not a.startswith("-")]
         binds = any(a in ("--bind", "--rbind", "-B", "-R") or a.startswith("-obind") for a in args)
-        if any(_is_device(a) for a in plain) or (binds and plain and _norm(plain[0]) in ("/", "/etc", "/root", "~")):
+        if any(_is_device(a) for a in plain) or (
+            binds and plain and _norm(plain[0]) in ("/", "/etc", "/root", "~")
+        ):
             j.confirm("mount", "mounts a disk or the host filesystem")
     elif cmd.name in ("insmod", "modprobe", "rmmod"):
         j.confirm("kernel-module", f"{cmd.name} changes kernel modules")
@@ -1251,8 +2096,9 @@ def _secrets_tool(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
         "security": r"(find-(generic|internet)-password.*-[a-z]*w|dump-keychain|export\b)",
         "gpg": r"--export-secret(-sub)?keys",
         "gpg2": r"--export-secret(-sub)?keys",
-        "aws": r"configure\s+(get|export-credentials)|sts\s+get-session-token|secretsmanager\s+get-secret-value|"
-               r"ssm\s+get-parameters?.*--with-decryption|ecr\s+get-login-password",
+        "aws": r"configure\s+(get|export-credentials)|sts\s+get-session-token|"
+        r"secretsmanager\s+get-secret-value|"
+        r"ssm\s+get-parameters?.*--with-decryption|ecr\s+get-login-password",
         "az": r"account\s+get-access-token|keyvault\s+secret\s+show",
         "gh": r"auth\s+token",
         "kubectl": r"config\s+view.*--raw|get\s+secrets?\b.*-o|describe\s+secret",
@@ -1282,26 +2128,91 @@ def _ssh_keys(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
 
 
 _HANDLERS = {
-    "rm": _rm, "rmdir": _rm, "unlink": _rm, "srm": _shred, "shred": _shred, "wipe": _shred,
-    "find": _find, "chmod": _chmod, "chown": _chmod, "chgrp": _chmod, "setfacl": _chmod, "chattr": _chmod,
-    "dd": _dd, "kill": _kill, "killall": _kill, "pkill": _kill,
-    "shutdown": _shutdown, "reboot": _shutdown, "halt": _shutdown, "poweroff": _shutdown, "init": _shutdown,
-    "systemctl": _systemctl, "service": _systemctl,
-    "iptables": _firewall, "ip6tables": _firewall, "ufw": _firewall, "nft": _firewall, "setenforce": _firewall,
-    "aa-teardown": _firewall, "aa-disable": _firewall, "auditctl": _firewall, "sysctl": _firewall,
-    "useradd": _accounts, "adduser": _accounts, "usermod": _accounts, "passwd": _accounts, "chpasswd": _accounts,
-    "userdel": _accounts, "visudo": _accounts, "gpasswd": _accounts,
-    "crontab": _crontab, "at": _crontab,
-    "history": _history, "set": _history, "unset": _history, "export": _history, "declare": _history,
-    "typeset": _history, "readonly": _history,
-    "journalctl": _logs, "truncate": _logs, "ln": _logs, "wevtutil": _logs, "auditpol": _logs,
-    "cp": _copy, "mv": _copy, "install": _copy, "tee": _copy, "rsync": _copy,
-    "docker": _container, "podman": _container, "nerdctl": _container, "ctr": _container, "nsenter": _container,
-    "chroot": _container, "mount": _container, "insmod": _container, "modprobe": _container, "rmmod": _container,
-    "gcloud": _secrets_tool, "security": _secrets_tool, "gpg": _secrets_tool, "gpg2": _secrets_tool,
-    "aws": _secrets_tool, "az": _secrets_tool, "gh": _secrets_tool, "kubectl": _secrets_tool,
-    "vault": _secrets_tool, "op": _secrets_tool, "secret-tool": _secrets_tool, "mimikatz": _secrets_tool,
-    "lazagne": _secrets_tool, "printenv": _environment, "env": _environment, "ssh-copy-id": _ssh_keys,
+    "rm": _rm,
+    "rmdir": _rm,
+    "unlink": _rm,
+    "srm": _shred,
+    "shred": _shred,
+    "wipe": _shred,
+    "find": _find,
+    "chmod": _chmod,
+    "chown": _chmod,
+    "chgrp": _chmod,
+    "setfacl": _chmod,
+    "chattr": _chmod,
+    "dd": _dd,
+    "kill": _kill,
+    "killall": _kill,
+    "pkill": _kill,
+    "shutdown": _shutdown,
+    "reboot": _shutdown,
+    "halt": _shutdown,
+    "poweroff": _shutdown,
+    "init": _shutdown,
+    "systemctl": _systemctl,
+    "service": _systemctl,
+    "iptables": _firewall,
+    "ip6tables": _firewall,
+    "ufw": _firewall,
+    "nft": _firewall,
+    "setenforce": _firewall,
+    "aa-teardown": _firewall,
+    "aa-disable": _firewall,
+    "auditctl": _firewall,
+    "sysctl": _firewall,
+    "useradd": _accounts,
+    "adduser": _accounts,
+    "usermod": _accounts,
+    "passwd": _accounts,
+    "chpasswd": _accounts,
+    "userdel": _accounts,
+    "visudo": _accounts,
+    "gpasswd": _accounts,
+    "crontab": _crontab,
+    "at": _crontab,
+    "history": _history,
+    "set": _history,
+    "unset": _history,
+    "export": _history,
+    "declare": _history,
+    "typeset": _history,
+    "readonly": _history,
+    "journalctl": _logs,
+    "truncate": _logs,
+    "ln": _logs,
+    "wevtutil": _logs,
+    "auditpol": _logs,
+    "cp": _copy,
+    "mv": _copy,
+    "install": _copy,
+    "tee": _copy,
+    "rsync": _copy,
+    "docker": _container,
+    "podman": _container,
+    "nerdctl": _container,
+    "ctr": _container,
+    "nsenter": _container,
+    "chroot": _container,
+    "mount": _container,
+    "insmod": _container,
+    "modprobe": _container,
+    "rmmod": _container,
+    "gcloud": _secrets_tool,
+    "security": _secrets_tool,
+    "gpg": _secrets_tool,
+    "gpg2": _secrets_tool,
+    "aws": _secrets_tool,
+    "az": _secrets_tool,
+    "gh": _secrets_tool,
+    "kubectl": _secrets_tool,
+    "vault": _secrets_tool,
+    "op": _secrets_tool,
+    "secret-tool": _secrets_tool,
+    "mimikatz": _secrets_tool,
+    "lazagne": _secrets_tool,
+    "printenv": _environment,
+    "env": _environment,
+    "ssh-copy-id": _ssh_keys,
 }
 
 
@@ -1315,7 +2226,7 @@ def _embedded_commands(name: str, args: list[str]) -> list[tuple[str, str]]:
     ``tar --checkpoint-action=exec=CMD``, ``vim -c ':!CMD'``, ``rsync -e CMD``, ``git -c core.pager=CMD``."""
     out: list[tuple[str, str]] = []
     if name in ("ssh", "autossh"):
-        operands = [a for a in args[len(_leading_options(args)):]]
+        operands = [a for a in args[len(_leading_options(args)) :]]
         if len(operands) >= 2:
             out.append((" ".join(operands[1:]), f"the command ssh runs on {operands[0]}"))
     elif name == "trap" and args:
@@ -1323,8 +2234,11 @@ def _embedded_commands(name: str, args: list[str]) -> list[tuple[str, str]]:
     elif name == "alias":
         out.extend((a.split("=", 1)[1], f"the alias {a.split('=', 1)[0]}") for a in args if "=" in a)
     for i, a in enumerate(args):
-        m = re.match(r"^--?[\w-]*(checkpoint-action|unzip-command|use-compress-program|rsh|to-command|"
-                     r"info-script|new-volume-script)=(exec=)?(.+)$", a)
+        m = re.match(
+            r"^--?[\w-]*(checkpoint-action|unzip-command|use-compress-program|rsh|to-command|"
+            r"info-script|new-volume-script)=(exec=)?(.+)$",
+            a,
+        )
         if m:
             out.append((m.group(3), f"the command {name} runs"))
         elif a in ("-e", "--rsh") and name in ("rsync",) and i + 1 < len(args):
@@ -1333,8 +2247,12 @@ def _embedded_commands(name: str, args: list[str]) -> list[tuple[str, str]]:
             bang = re.match(r"^:?!(.+)$", args[i + 1])
             if bang:
                 out.append((bang.group(1), f"the shell command {name} runs"))
-        elif name == "git" and a == "-c" and i + 1 < len(args) and re.match(
-                r"^(core\.(pager|editor|sshCommand|fsmonitor|hooksPath)|alias\.\w+)=", args[i + 1]):
+        elif (
+            name == "git"
+            and a == "-c"
+            and i + 1 < len(args)
+            and re.match(r"^(core\.(pager|editor|sshCommand|fsmonitor|hooksPath)|alias\.\w+)=", args[i + 1])
+        ):
             value = args[i + 1].split("=", 1)[1]
             out.append((value.removeprefix("!"), "the command git runs"))
     return out
@@ -1351,8 +2269,32 @@ def _effective(cmd: SimpleCommand) -> list[str]:
     return list(cached)  # type: ignore[call-overload]
 
 
-_GLOB_TARGETS = ("rm", "sh", "bash", "dash", "zsh", "nc", "ncat", "curl", "wget", "dd", "chmod", "chown", "mkfs",
-                 "shred", "python", "python3", "perl", "ruby", "php", "base64", "eval", "cat", "socat", "telnet")
+_GLOB_TARGETS = (
+    "rm",
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "nc",
+    "ncat",
+    "curl",
+    "wget",
+    "dd",
+    "chmod",
+    "chown",
+    "mkfs",
+    "shred",
+    "python",
+    "python3",
+    "perl",
+    "ruby",
+    "php",
+    "base64",
+    "eval",
+    "cat",
+    "socat",
+    "telnet",
+)
 
 
 def _effective_texts(cmd: SimpleCommand) -> list[str]:
@@ -1364,8 +2306,10 @@ def _effective_texts(cmd: SimpleCommand) -> list[str]:
 
 
 def _peel(cmd: SimpleCommand, words: list[str] | None = None) -> list[str]:
-    argv = [a.rsplit("/", 1)[-1] if i == 0 and "/" in a and not a.endswith("/") else a
-            for i, a in enumerate(cmd.argv if words is None else words)]
+    argv = [
+        a.rsplit("/", 1)[-1] if i == 0 and "/" in a and not a.endswith("/") else a
+        for i, a in enumerate(cmd.argv if words is None else words)
+    ]
     if argv and re.search(r"^[^\[].*[?*\[]|[?*]", argv[0]):
         # `/bin/r?m`: a command name spelled as a glob runs whatever it matches
         import fnmatch
@@ -1378,11 +2322,29 @@ def _peel(cmd: SimpleCommand, words: list[str] | None = None) -> list[str]:
         seen += 1
         name, rest = argv[0], argv[1:]
         if name in ("env", "time", "command", "builtin", "exec") and not [
-                a for a in rest if not a.startswith("-") and "=" not in a]:
+            a for a in rest if not a.startswith("-") and "=" not in a
+        ]:
             return argv  # `env` alone prints the environment; nothing else runs
         if name == "xargs":
-            rest = _skip_options(rest, with_value={"-I", "-i", "-n", "-P", "-L", "-d", "-s", "-E", "-a", "--max-args",
-                                                   "--max-procs", "--delimiter", "--replace", "--arg-file"})
+            rest = _skip_options(
+                rest,
+                with_value={
+                    "-I",
+                    "-i",
+                    "-n",
+                    "-P",
+                    "-L",
+                    "-d",
+                    "-s",
+                    "-E",
+                    "-a",
+                    "--max-args",
+                    "--max-procs",
+                    "--delimiter",
+                    "--replace",
+                    "--arg-file",
+                },
+            )
             extra = [r.target for r in cmd.redirects if r.op == "<<<"]
             if not rest:
                 rest = ["echo"]
@@ -1391,7 +2353,9 @@ def _peel(cmd: SimpleCommand, words: list[str] | None = None) -> list[str]:
         if name == "parallel":
             rest = _skip_options(rest, with_value={"-j", "--jobs", "-S", "--sshlogin"})
         elif name in ("sudo", "doas"):
-            rest = _skip_options(rest, with_value={"-u", "-g", "-U", "-C", "-h", "-p", "-r", "-t", "-T", "-D"})
+            rest = _skip_options(
+                rest, with_value={"-u", "-g", "-U", "-C", "-h", "-p", "-r", "-t", "-T", "-D"}
+            )
         elif name in ("su", "runuser"):
             code = _option_value(rest, ("-c", "--command"))
             return ["sh", "-c", code] if code is not None else ["sh"]
@@ -1442,7 +2406,7 @@ def _skip_options(args: list[str], *, with_value: set[str]) -> list[str]:
     i = 0
     while i < len(args) and args[i].startswith("-") and args[i] != "-":
         if args[i] == "--":
-            return args[i + 1:]
+            return args[i + 1 :]
         i += 2 if args[i] in with_value else 1
     return args[i:]
 
@@ -1512,11 +2476,13 @@ def _reads_secret(cmd: SimpleCommand) -> bool:
     if name in ("cat", "pv") and any(_is_device(a) for a in args):
         return True
     if name in ("tar", "zip", "7z", "rsync", "cpio") and any(
-            _norm(a) in ("~", "/", "/home", "/root", "/etc", "~/*") for a in args if not a.startswith("-")):
+        _norm(a) in ("~", "/", "/home", "/root", "/etc", "~/*") for a in args if not a.startswith("-")
+    ):
         return True
     files = [a for a in args if not a.startswith("-")] + [r.target for r in cmd.redirects if r.op == "<"]
     if name in READERS | {"tr", "strings", "dd", "find"} and any(
-            _is_credential(_strip_at(f)) or _norm(_strip_at(f)).endswith("_history") for f in files):
+        _is_credential(_strip_at(f)) or _norm(_strip_at(f)).endswith("_history") for f in files
+    ):
         return True
     return any(_reads_secret(s) for s in cmd.substitutions)
 
@@ -1527,10 +2493,14 @@ def _is_decoder(cmd: SimpleCommand) -> bool:
         return False
     name, args = argv[0], argv[1:]
     joined = " ".join(args)
-    return (name in ("base64", "base32", "basenc") and re.search(r"(^|\s)(-d|-D|--decode)", joined) is not None) or (
-        name == "xxd" and "-r" in joined) or (name == "openssl" and re.search(r"enc|base64", joined) is not None and "-d" in args) or (
-        name in ("uudecode", "rev")) or (name == "tr" and _is_letter_cipher(args)) or (
-        name in ("printf", "echo") and "\\" in joined)
+    return (
+        (name in ("base64", "base32", "basenc") and re.search(r"(^|\s)(-d|-D|--decode)", joined) is not None)
+        or (name == "xxd" and "-r" in joined)
+        or (name == "openssl" and re.search(r"enc|base64", joined) is not None and "-d" in args)
+        or (name in ("uudecode", "rev"))
+        or (name == "tr" and _is_letter_cipher(args))
+        or (name in ("printf", "echo") and "\\" in joined)
+    )
 
 
 def _static_payload(chain: list[SimpleCommand]) -> tuple[str, bool] | None:
@@ -1633,7 +2603,9 @@ def _decode_base64(text: str) -> str | None:
     if len(compact) < 8 or not re.fullmatch(r"[A-Za-z0-9+/_-]+={0,2}", compact):
         return None
     try:
-        raw = base64.b64decode(compact + "=" * (-len(compact) % 4), altchars=b"-_" if "-" in compact or "_" in compact else None)
+        raw = base64.b64decode(
+            compact + "=" * (-len(compact) % 4), altchars=b"-_" if "-" in compact or "_" in compact else None
+        )
     except (binascii.Error, ValueError):
         return None
     try:
@@ -1656,7 +2628,8 @@ def _decode_hex(text: str) -> str | None:
 
 
 def _empties(cmd: SimpleCommand) -> bool:
-    """A redirection whose command writes nothing (``> f``, ``: > f``, ``echo '' > f``, ``cat /dev/null > f``)."""
+    """A redirection whose command writes nothing (``> f``, ``: > f``, ``echo '' > f``,
+    ``cat /dev/null > f``)."""
     argv = _effective(cmd)
     if not argv or argv[0] in (":", "true", "false"):
         return True
@@ -1668,8 +2641,11 @@ def _empties(cmd: SimpleCommand) -> bool:
 def _written_content(cmd: SimpleCommand) -> str:
     argv = _effective(cmd)
     if argv and argv[0] in ("echo", "printf"):
-        return shell.printf_output(argv[1:]) if argv[0] == "printf" and argv[1:] else " ".join(
-            a for a in argv[1:] if a not in ("-e", "-n", "-en", "-ne"))
+        return (
+            shell.printf_output(argv[1:])
+            if argv[0] == "printf" and argv[1:]
+            else " ".join(a for a in argv[1:] if a not in ("-e", "-n", "-en", "-ne"))
+        )
     if cmd.stdin_from is not None:
         up = _effective(cmd.stdin_from)
         if up and up[0] in ("echo", "printf"):
@@ -1682,4 +2658,3 @@ def _quote(arg: str) -> str:
     if arg and re.fullmatch(r"[\w@%+=:,./~{}*-]+", arg):
         return arg
     return "'" + arg.replace("'", "'\\''") + "'"
-

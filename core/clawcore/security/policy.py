@@ -50,7 +50,11 @@ PROFILES: Mapping[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]
     # Work on a code base: files, shell and web run without asking when the arguments look safe.
     "coding": (("group:fs", "group:runtime", "group:web", "group:memory"), (), ()),
     # A chat assistant: memory and reading; no shell at all.
-    "messaging": (("read_file", "group:memory"), ("write_file", "edit_file", "web_fetch"), ("group:runtime",)),
+    "messaging": (
+        ("read_file", "group:memory"),
+        ("write_file", "edit_file", "web_fetch"),
+        ("group:runtime",),
+    ),
     # Everything runs unless the argument checks object.
     "full": (("*",), (), ()),
 }
@@ -63,14 +67,30 @@ POLICY_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "description": "Tool policy: which tool calls run, ask first, or never run.",
     "properties": {
-        "profile": {"type": "string", "enum": sorted(PROFILES), "default": "minimal",
-                    "description": "Base lists: minimal (read only without asking), coding, messaging, full."},
-        "allow": {"type": "array", "items": {"type": "string"}, "default": [],
-                  "description": "Tool-name globs or group:NAME that run without asking."},
-        "confirm": {"type": "array", "items": {"type": "string"}, "default": [],
-                    "description": "Tool-name globs or group:NAME that ask first."},
-        "deny": {"type": "array", "items": {"type": "string"}, "default": [],
-                 "description": "Tool-name globs or group:NAME that never run."},
+        "profile": {
+            "type": "string",
+            "enum": sorted(PROFILES),
+            "default": "minimal",
+            "description": "Base lists: minimal (read only without asking), coding, messaging, full.",
+        },
+        "allow": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "Tool-name globs or group:NAME that run without asking.",
+        },
+        "confirm": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "Tool-name globs or group:NAME that ask first.",
+        },
+        "deny": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "Tool-name globs or group:NAME that never run.",
+        },
         "rules": {
             "type": "array",
             "default": [],
@@ -82,11 +102,17 @@ POLICY_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "tool": {"type": "string", "description": "Tool-name glob or group:NAME."},
                     "argument": {"type": "string", "description": "Argument name (command, path, url ...)."},
-                    "match": {"type": "string", "format": "regex",
-                              "description": "Regular expression searched in the argument."},
+                    "match": {
+                        "type": "string",
+                        "format": "regex",
+                        "description": "Regular expression searched in the argument.",
+                    },
                     "glob": {"type": "string", "description": "Glob the whole argument must match."},
-                    "negate": {"type": "boolean", "default": False,
-                               "description": "Apply the rule when the argument does NOT match."},
+                    "negate": {
+                        "type": "boolean",
+                        "default": False,
+                        "description": "Apply the rule when the argument does NOT match.",
+                    },
                     "action": {"type": "string", "enum": ["allow", "confirm", "deny"]},
                     "reason": {"type": "string", "default": ""},
                 },
@@ -144,8 +170,13 @@ class ToolPolicy:
     _network: Any = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
-    def from_config(cls, config: Config | Mapping[str, Any], *, home: Path | None = None,
-                    groups: Mapping[str, Sequence[str]] | None = None) -> ToolPolicy:
+    def from_config(
+        cls,
+        config: Config | Mapping[str, Any],
+        *,
+        home: Path | None = None,
+        groups: Mapping[str, Sequence[str]] | None = None,
+    ) -> ToolPolicy:
         """The policy of the effective config (``tools.policy``).
 
         :raises ConfigError: a rule's regular expression does not compile.
@@ -160,18 +191,38 @@ class ToolPolicy:
                 try:
                     pattern = re.compile(raw["match"])
                 except re.error as exc:
-                    raise ConfigError(f"tools.policy.rules[{index}].match: not a valid regular expression "
-                                      f"({exc}): {raw['match']!r}") from exc
-            rules.append(ArgumentRule(raw["tool"], raw["argument"], Action(raw["action"]), pattern,
-                                      raw.get("glob"), bool(raw.get("negate", False)), raw.get("reason", "")))
+                    raise ConfigError(
+                        f"tools.policy.rules[{index}].match: not a valid regular expression "
+                        f"({exc}): {raw['match']!r}"
+                    ) from exc
+            rules.append(
+                ArgumentRule(
+                    raw["tool"],
+                    raw["argument"],
+                    Action(raw["action"]),
+                    pattern,
+                    raw.get("glob"),
+                    bool(raw.get("negate", False)),
+                    raw.get("reason", ""),
+                )
+            )
         merged = {k: tuple(v) for k, v in GROUPS.items()}
         for name, members in (groups or {}).items():
             merged[name] = tuple(dict.fromkeys(merged.get(name, ()) + tuple(members)))
         profile = str(section.get("profile", "minimal"))
         if profile not in PROFILES:
-            raise ConfigError(f"tools.policy.profile: {profile!r} is not one of {', '.join(sorted(PROFILES))}")
-        return cls(profile, tuple(section.get("allow", ())), tuple(section.get("confirm", ())),
-                   tuple(section.get("deny", ())), tuple(rules), merged, config)
+            raise ConfigError(
+                f"tools.policy.profile: {profile!r} is not one of {', '.join(sorted(PROFILES))}"
+            )
+        return cls(
+            profile,
+            tuple(section.get("allow", ())),
+            tuple(section.get("confirm", ())),
+            tuple(section.get("deny", ())),
+            tuple(rules),
+            merged,
+            config,
+        )
 
     # -- matching -----------------------------------------------------------
 
@@ -193,15 +244,24 @@ class ToolPolicy:
         ):
             hit = self._matches(tool, patterns)
             if hit:
-                return Decision(action, (f"{tool} matches {hit!r} in {origin}",), (f"name-{action.value}",), SOURCE)
+                return Decision(
+                    action, (f"{tool} matches {hit!r} in {origin}",), (f"name-{action.value}",), SOURCE
+                )
         allow, confirm, deny = PROFILES[self.profile]
         for action, patterns in ((Action.DENY, deny), (Action.CONFIRM, confirm), (Action.ALLOW, allow)):
             hit = self._matches(tool, patterns)
             if hit:
-                return Decision(action, (f"{tool} is {action.value} in the {self.profile!r} profile",),
-                                (f"profile-{action.value}",), SOURCE)
-        return Decision.confirm(f"{tool} is not named by the {self.profile!r} profile or tools.policy lists",
-                                rules=("unlisted-tool",), source=SOURCE)
+                return Decision(
+                    action,
+                    (f"{tool} is {action.value} in the {self.profile!r} profile",),
+                    (f"profile-{action.value}",),
+                    SOURCE,
+                )
+        return Decision.confirm(
+            f"{tool} is not named by the {self.profile!r} profile or tools.policy lists",
+            rules=("unlisted-tool",),
+            source=SOURCE,
+        )
 
     # -- deciding -------------------------------------------------------------
 
@@ -225,12 +285,21 @@ class ToolPolicy:
         if call.name == "bash" or "runtime" in self._groups_of(call.name) and "command" in args:
             command = args.get("command")
             if not isinstance(command, str) or not command.strip():
-                return [Decision.deny("bash needs a non-empty command string", rules=("bad-arguments",),
-                                      source=SOURCE)]
+                return [
+                    Decision.deny(
+                        "bash needs a non-empty command string", rules=("bad-arguments",), source=SOURCE
+                    )
+                ]
             analysis = analyze(command)
             if analysis.action is not Action.ALLOW:
-                out.append(Decision(analysis.action, analysis.reasons,
-                                    tuple(f"command:{r}" for r in analysis.rules), SOURCE))
+                out.append(
+                    Decision(
+                        analysis.action,
+                        analysis.reasons,
+                        tuple(f"command:{r}" for r in analysis.rules),
+                        SOURCE,
+                    )
+                )
             out.extend(self._command_urls(command))
         op = _PATH_TOOLS.get(call.name)
         if op is None and "fs" in self._groups_of(call.name) and "path" in args:
@@ -238,15 +307,17 @@ class ToolPolicy:
         if op is not None:
             path = args.get("path")
             if not isinstance(path, str) or not path:
-                return out + [Decision.deny(f"{call.name} needs a path string", rules=("bad-arguments",),
-                                            source=SOURCE)]
+                return out + [
+                    Decision.deny(f"{call.name} needs a path string", rules=("bad-arguments",), source=SOURCE)
+                ]
             if call.name != "memory_get":
                 out.append(self._path_policy().check(path, op))  # type: ignore[arg-type]
         if call.name == "web_fetch" or ("web" in self._groups_of(call.name) and "url" in args):
             url = args.get("url")
             if not isinstance(url, str) or not url:
-                return out + [Decision.deny(f"{call.name} needs a url string", rules=("bad-arguments",),
-                                            source=SOURCE)]
+                return out + [
+                    Decision.deny(f"{call.name} needs a url string", rules=("bad-arguments",), source=SOURCE)
+                ]
             out.append(self._network_policy().check_url(url, resolve=False))
         return out
 
@@ -261,12 +332,20 @@ class ToolPolicy:
         out = []
         for url in dict.fromkeys(_URL_IN_TEXT.findall(command)):
             decision = self._network_policy().check_url(url, resolve=False)
-            if decision.action is Action.DENY and set(decision.rules) & {"url-exfiltration", "url-blocked",
-                                                                         "url-secret"}:
-                out.append(Decision.deny(*decision.reasons, rules=tuple(f"command:{r}" for r in decision.rules),
-                                         source=SOURCE))
+            if decision.action is Action.DENY and set(decision.rules) & {
+                "url-exfiltration",
+                "url-blocked",
+                "url-secret",
+            }:
+                out.append(
+                    Decision.deny(
+                        *decision.reasons, rules=tuple(f"command:{r}" for r in decision.rules), source=SOURCE
+                    )
+                )
             elif decision.action is Action.DENY and "url-not-allowed" in decision.rules:
-                out.append(Decision.confirm(*decision.reasons, rules=("command:url-not-allowed",), source=SOURCE))
+                out.append(
+                    Decision.confirm(*decision.reasons, rules=("command:url-not-allowed",), source=SOURCE)
+                )
         return out
 
     def _groups_of(self, tool: str) -> set[str]:

@@ -37,8 +37,15 @@ __all__ = [
 #: Marks an unknown value inside a word's static text.
 DYNAMIC = "\x00"
 
-_HOME_VARS = {"HOME": "~", "USER": "user", "LOGNAME": "user", "SHELL": "/bin/bash", "PWD": ".",
-              "TMPDIR": "/tmp", "PATH": "/usr/bin:/bin"}
+_HOME_VARS = {
+    "HOME": "~",
+    "USER": "user",
+    "LOGNAME": "user",
+    "SHELL": "/bin/bash",
+    "PWD": ".",
+    "TMPDIR": "/tmp",
+    "PATH": "/usr/bin:/bin",
+}
 _RESERVED_SKIP = {"if", "then", "else", "elif", "do", "while", "until", "!", "time", "{", "coproc"}
 _RESERVED_END = {"fi", "done", "esac", "}", "then", "do", "else"}
 _OPERATORS = ("&&", "||", ";;", "|&", ";", "&", "|", "(", ")", "\n")
@@ -139,7 +146,8 @@ class Script:
     pipelines: int = 0
     #: A loop without an exit condition (``while true``, ``while :``, ``for ((;;))``).
     endless_loop: bool = False
-    #: Notable spellings found while reading (``ifs``, ``escaped-letter``, ``ansi-c``, ``recursive-function``).
+    #: Notable spellings found while reading (``ifs``, ``escaped-letter``, ``ansi-c``,
+    #: ``recursive-function``).
     tricks: set[str] = field(default_factory=set)
 
 
@@ -292,10 +300,10 @@ class _Reader:
                 braces_ok = False
                 if end < 0:
                     self.error("unclosed single quote")
-                    add(self.src[self.i + 1:])
+                    add(self.src[self.i + 1 :])
                     self.i = len(self.src)
                 else:
-                    add(self.src[self.i + 1:end])
+                    add(self.src[self.i + 1 : end])
                     self.i = end + 1
                 continue
             if c == '"':
@@ -326,7 +334,7 @@ class _Reader:
                 continue
             add(c)
             self.i += 1
-        raw = self.src[start:self.i]
+        raw = self.src[start : self.i]
         texts = ["".join(f) for f in fields]
         words: list[Word] = []
         for text in texts:
@@ -367,7 +375,7 @@ class _Reader:
                 self.i += 2
                 continue
             if self.src[self.i] == "'":
-                body = self.src[start:self.i]
+                body = self.src[start : self.i]
                 self.i += 1
                 self.out.tricks.add("ansi-c")
                 return decode_escapes(body)
@@ -399,7 +407,7 @@ class _Reader:
             elif c == close:
                 level -= 1
                 if level == 0:
-                    body = self.src[start:self.i]
+                    body = self.src[start : self.i]
                     self.i += 1
                     return body
             self.i += 1
@@ -432,7 +440,7 @@ class _Reader:
             if name is None or body.startswith(("!", "#")):
                 return DYNAMIC, False
             value, split = self.variable(name.group(1), body, in_quotes)
-            return self.operator(value, body[name.end():]), split
+            return self.operator(value, body[name.end() :]), split
         m = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d|[@*#?$!-]").match(self.src, self.i + 1)
         if m is None:
             self.i += 1
@@ -654,11 +662,19 @@ class _Reader:
                 # plain assignments persist for the rest of the line
                 self.env.update(assignments)
             cmd = SimpleCommand(
-                words, redirects, assignments, self.origin, self.depth,
-                chain_index=index, joined_by=joined_by, in_loop=in_loop,
+                words,
+                redirects,
+                assignments,
+                self.origin,
+                self.depth,
+                chain_index=index,
+                joined_by=joined_by,
+                in_loop=in_loop,
             )
             cmd.substitutions = [
-                c for c in self.out.commands[self._since:] if c.depth > self.depth and c.origin in ("$()", "<()")
+                c
+                for c in self.out.commands[self._since :]
+                if c.depth > self.depth and c.origin in ("$()", "<()")
             ]
             self.out.commands.append(cmd)
             self._since = len(self.out.commands)
@@ -701,7 +717,7 @@ class _Reader:
         return self.next_token()
 
     def _note_endless_loop(self) -> None:
-        rest = self.src[self.i:].lstrip()
+        rest = self.src[self.i :].lstrip()
         if re.match(r"(true|:|\[\s*1\s*\]|\(\(\s*1\s*\)\))\s*[;\n]", rest):
             self.out.endless_loop = True
 
@@ -717,7 +733,7 @@ def brace_expand(text: str, limit: int = 64) -> list[str]:
     m = re.search(r"\{([^{}]*,[^{}]*)\}", text)
     if not m:
         return [text]
-    head, tail = text[: m.start()], text[m.end():]
+    head, tail = text[: m.start()], text[m.end() :]
     out: list[str] = []
     for option in m.group(1).split(","):
         for rest in brace_expand(tail, limit):
@@ -728,8 +744,21 @@ def brace_expand(text: str, limit: int = 64) -> list[str]:
 
 
 _ESCAPES = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{4}|.)", re.DOTALL)
-_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
-           "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "0": "\0"}
+_SIMPLE = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "0": "\0",
+}
 
 
 def decode_escapes(text: str) -> str:
@@ -784,4 +813,3 @@ def parse(command: str, *, env: Mapping[str, str] | None = None, origin: str = "
         if calls_self:
             out.tricks.add("recursive-function")
     return out
-
