@@ -523,7 +523,7 @@ def redact(text: str) -> str:
 _SECRET_NAME = re.compile(
     r"(?i)(?:pass(?:word|wd|phrase)?$|pwd$|secret|token$|tokens?[_\-]?value|api[_\-]?key$|apikey$|access[_\-]?key"
     r"|private[_\-]?key$|credentials?$|auth(?:orization)?$|cookie$|signing[_\-]?key|client[_\-]?secret"
-    r"|(?:^|[_\-])key$|^token$|bearer)"
+    r"|(?:signing|encryption|master|session|shared|hmac|license)[_\-]?key$|^token$|bearer)"
 )
 _NOT_SECRET_NAME = re.compile(r"(?i)(?:env|file|path|name|id|url|uri|count|limit|type|hint|length|budget)$|^max|floor$")
 
