@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PLUGINS := embeddings_local embeddings_openai prism sandbox_docker models_openai
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test bench
+.PHONY: setup demo test bench bench-env
 
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,3 +27,7 @@ test: setup
 ## bench: the benchmarks in bench/ (tables, not tests)
 bench: setup
 	$(BIN)/python bench/run_all.py
+
+## bench-env: the separate .bench-venv with the peers (txtai, LanceDB, LangChain, bm25s) for bench/peers.py
+bench-env:
+	PYTHON=$(PYTHON) bench/setup
