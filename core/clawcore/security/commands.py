@@ -17,22 +17,61 @@ read in turn, and every command that would run is judged by its behaviour:
 * **allow** — everything else. Pipes, redirections and chains are ordinary
   shell and are never a reason on their own.
 
-The verdict is the strictest of all findings. Nothing is executed.
+The verdict is the strictest of all findings. Nothing is executed. What
+programs, paths and code patterns mean lives in
+:mod:`clawcore.security.shell_vocabulary`; the static decoders in
+:mod:`clawcore.security.payloads`.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
-import posixpath
 import re
 import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from clawcore.security import shell
+from clawcore.security.payloads import decode_base64, decode_hex, is_letter_cipher, transform
 from clawcore.security.shell import SimpleCommand
+from clawcore.security.shell_vocabulary import (
+    AUDIT,
+    CODE_DESTROY,
+    CODE_EVAL,
+    CODE_FETCH,
+    CODE_FORK,
+    CODE_REVERSE_SHELL,
+    CODE_ROOTISH,
+    CODE_SPAWN,
+    CODE_STRING,
+    CRITICAL_FILES,
+    FETCHERS,
+    INTERPRETERS,
+    LOGS,
+    METADATA,
+    MINER,
+    NAME_TAKERS,
+    OFFENSIVE,
+    PERSISTENCE,
+    PROBES,
+    READERS,
+    REMOTE_SPEC,
+    SECURITY_SERVICES,
+    SENDERS,
+    SETUID_MODE,
+    SHELLS,
+    SHELLSHOCK,
+    SOCKET_TOOLS,
+    TUNNELS,
+    URL,
+    WEBSHELL,
+    WRAPPERS,
+    is_credential,
+    is_device,
+    is_root_target,
+    is_strong_credential,
+    norm_path,
+)
 from clawcore.types import Action
 
 __all__ = ["CommandAnalysis", "Finding", "analyze"]
@@ -67,539 +106,6 @@ class CommandAnalysis:
     def rules(self) -> tuple[str, ...]:
         top = [f for f in self.findings if f.action is self.action]
         return tuple(dict.fromkeys(f.rule for f in top))
-
-
-# --------------------------------------------------------------------------
-# Vocabulary
-# --------------------------------------------------------------------------
-
-SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "csh", "tcsh", "rbash"}
-INTERPRETERS = {
-    "python": "-c",
-    "python2": "-c",
-    "python3": "-c",
-    "pypy": "-c",
-    "pypy3": "-c",
-    "perl": "-e",
-    "ruby": "-e",
-    "node": "-e",
-    "nodejs": "-e",
-    "deno": "eval",
-    "bun": "-e",
-    "php": "-r",
-    "lua": "-e",
-    "luajit": "-e",
-    "rscript": "-e",
-    "osascript": "-e",
-    "pwsh": "-c",
-    "powershell": "-c",
-    "tclsh": "",
-    "irb": "",
-    "jshell": "",
-    "groovy": "-e",
-}
-#: Programs that run their arguments as another command.
-WRAPPERS = {
-    "sudo",
-    "doas",
-    "nohup",
-    "time",
-    "timeout",
-    "nice",
-    "ionice",
-    "stdbuf",
-    "setsid",
-    "command",
-    "builtin",
-    "exec",
-    "env",
-    "xargs",
-    "parallel",
-    "watch",
-    "strace",
-    "ltrace",
-    "chrt",
-    "taskset",
-    "unbuffer",
-    "script",
-    "su",
-    "runuser",
-    "flock",
-    "caffeinate",
-    "torsocks",
-    "proxychains",
-    "proxychains4",
-    "fakeroot",
-    "catchsegv",
-    "firejail",
-    "busybox",
-    "toybox",
-}
-FETCHERS = {
-    "curl",
-    "wget",
-    "fetch",
-    "aria2c",
-    "http",
-    "https",
-    "httpie",
-    "lwp-request",
-    "lynx",
-    "links",
-    "w3m",
-    "ftp",
-    "tftp",
-    "axel",
-}
-SOCKET_TOOLS = {"nc", "ncat", "netcat", "socat", "telnet", "openssl", "cryptcat", "pwncat", "sbd"}
-SENDERS = (
-    FETCHERS
-    | SOCKET_TOOLS
-    | {
-        "scp",
-        "rsync",
-        "sftp",
-        "ssh",
-        "nslookup",
-        "dig",
-        "host",
-        "ping",
-        "mail",
-        "sendmail",
-        "mutt",
-        "smbclient",
-        "rclone",
-        "aws",
-        "gsutil",
-        "s3cmd",
-    }
-)
-#: Filters a payload passes through unchanged in meaning (for tracing a pipe back to its source).
-PASS_THROUGH = {
-    "cat",
-    "tee",
-    "head",
-    "tail",
-    "sed",
-    "awk",
-    "grep",
-    "sort",
-    "uniq",
-    "cut",
-    "tr",
-    "base64",
-    "xxd",
-    "gzip",
-    "gunzip",
-    "zcat",
-    "bzip2",
-    "xz",
-    "tar",
-    "openssl",
-    "gpg",
-    "rev",
-    "od",
-    "hexdump",
-    "uuencode",
-    "uudecode",
-    "zip",
-    "column",
-    "fold",
-    "iconv",
-    "dd",
-    "pv",
-    "xargs",
-    "basenc",
-    "base32",
-}
-#: Commands that print or copy file contents (so an argument is data that leaves the file).
-READERS = {
-    "cat",
-    "tac",
-    "less",
-    "more",
-    "head",
-    "tail",
-    "nl",
-    "base64",
-    "base32",
-    "xxd",
-    "od",
-    "hexdump",
-    "strings",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "awk",
-    "sed",
-    "cp",
-    "tar",
-    "zip",
-    "gzip",
-    "bzip2",
-    "xz",
-    "7z",
-    "scp",
-    "rsync",
-    "sftp",
-    "curl",
-    "wget",
-    "nc",
-    "ncat",
-    "openssl",
-    "gpg",
-    "sort",
-    "uniq",
-    "cut",
-    "diff",
-    "cmp",
-    "vi",
-    "vim",
-    "nano",
-    "emacs",
-    "view",
-    "bat",
-    "jq",
-    "yq",
-    "python",
-    "python3",
-    "perl",
-    "ruby",
-    "tr",
-    "split",
-    "dd",
-    "mail",
-    "install",
-    "rclone",
-    "aws",
-    "gsutil",
-}
-PROBES = {
-    "id",
-    "whoami",
-    "uname",
-    "ifconfig",
-    "ipconfig",
-    "netstat",
-    "ss",
-    "hostname",
-    "w",
-    "who",
-    "groups",
-    "last",
-    "lastlog",
-    "arp",
-    "route",
-    "getent",
-    "nproc",
-    "lsb_release",
-    "systeminfo",
-    "pwd",
-    "sleep",
-    "which",
-    "ver",
-}
-#: Programs that take other programs' names as arguments.
-NAME_TAKERS = {
-    "which",
-    "man",
-    "type",
-    "command",
-    "help",
-    "info",
-    "whatis",
-    "apropos",
-    "whereis",
-    "hash",
-    "alias",
-    "unalias",
-    "complete",
-    "killall",
-    "pkill",
-    "pgrep",
-    "pidof",
-    "sudo",
-    "xargs",
-    "watch",
-    "time",
-    "env",
-    "nohup",
-    "timeout",
-    "strace",
-    "apt",
-    "apt-get",
-    "yum",
-    "dnf",
-    "brew",
-    "pip",
-    "pip3",
-    "npm",
-    "dpkg",
-    "rpm",
-    "snap",
-    "pacman",
-    "apk",
-    "port",
-    "systemctl",
-    "service",
-    "echo",
-    "printf",
-    "grep",
-    "egrep",
-    "fgrep",
-    "find",
-    "locate",
-    "ps",
-    "top",
-    "update-alternatives",
-    "export",
-    "declare",
-    "local",
-    "readonly",
-    "set",
-    "unset",
-    "history",
-    "fc",
-    "trap",
-    "parallel",
-    "exec",
-    "ltrace",
-    "ldd",
-    "stat",
-    "nice",
-    "su",
-    "sed",
-    "awk",
-    "tmux",
-    "screen",
-    "git",
-    "docker",
-    "kubectl",
-    "ssh",
-    "bash",
-    "sh",
-    "zsh",
-    "eval",
-    "source",
-    ".",
-    "jobs",
-    "tldr",
-    "lsof",
-    "fuser",
-    "valgrind",
-    "gdb",
-    "perf",
-    "readelf",
-    "objdump",
-    "nm",
-    "chroot",
-    "systemd-run",
-    "zypper",
-    "emerge",
-    "nix-env",
-    "pkg",
-    "choco",
-    "winget",
-    "scoop",
-    "asdf",
-    "mise",
-    "pyenv",
-    "nvm",
-    "rbenv",
-    "sdk",
-    "update-rc.d",
-    "chkconfig",
-    "compgen",
-    "getcap",
-    "setcap",
-    "dpkg-query",
-    "doas",
-    "pushd",
-    "cd",
-}
-
-_DEVICE = re.compile(
-    r"^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|"
-    r"mapper/|loop\d|sr\d|fd\d|mem$|kmem$|port$)"
-)
-_SYSTEM_ROOTS = {
-    "/",
-    "/bin",
-    "/boot",
-    "/dev",
-    "/etc",
-    "/home",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/media",
-    "/mnt",
-    "/opt",
-    "/proc",
-    "/root",
-    "/run",
-    "/sbin",
-    "/srv",
-    "/sys",
-    "/usr",
-    "/var",
-    "/usr/bin",
-    "/usr/lib",
-    "/usr/local",
-    "/usr/sbin",
-    "/usr/share",
-    "/var/lib",
-    "/var/log",
-    "/System",
-    "/Users",
-    "/Library",
-    "/Applications",
-    "/private",
-    "~",
-    "/etc/ssh",
-    "/var/www",
-}
-_CREDENTIAL = re.compile(
-    r"(^|/)(\.ssh/(id_[^/]*|.*_key|identity)(?<!\.pub)$|\.ssh/?$|\.gnupg(/|$)|\.aws(/|$)|\.azure(/|$)|"
-    r"\.config/gcloud(/|$)|\.kube/config|\.docker/config\.json|\.git-credentials|\.netrc|\.pgpass|"
-    r"\.my\.cnf|\.npmrc|\.pypirc|\.vault-token|\.password-store|keychains?(/|$)|login\.keychain|"
-    r"\.mozilla/.*(logins\.json|key\d\.db)|Login Data|Cookies$|\.local/share/keyrings|wallet\.dat|"
-    r"credentials(\.json|\.db)?$|\.terraformrc|\.boto$|\.s3cfg$|"
-    r"id_rsa$|id_dsa$|id_ecdsa$|id_ed25519$)"
-    r"|^/etc/(shadow|gshadow|sudoers|master\.passwd|security/opasswd)|^/proc/(self|\d+|\*)/(environ|mem|maps)$"
-    r"|^/var/run/secrets|^/run/secrets|(^|/)\.env(\.[\w-]+)?$|\.(pem|key|p12|pfx|kdbx|keystore|jks)$",
-    re.IGNORECASE,
-)
-_PERSISTENCE = re.compile(
-    r"(^|/)(\.bashrc|\.bash_profile|\.bash_login|\.bash_logout|\.profile|\.zshrc|\.zshenv|\.zprofile|"
-    r"\.zlogin|\.cshrc|\.tcshrc|\.kshrc|\.config/fish/config\.fish|\.xinitrc|\.xprofile|\.inputrc)$"
-    r"|(^|/)\.ssh/(authorized_keys2?|rc|config)$|(^|/)\.config/autostart(/|$)|(^|/)\.config/systemd(/|$)"
-    r"|(^|/)Library/LaunchAgents|^/Library/Launch(Agents|Daemons)|^/etc/(cron|anacrontab|crontab|rc\.local|"
-    r"init\.d|systemd|profile|bash\.bashrc|zsh|environment|ld\.so\.preload|sudoers|passwd|shadow|group|"
-    r"update-motd\.d|xdg/autostart|udev/rules\.d|pam\.d|security)|^/var/spool/cron|^/lib/systemd|"
-    r"^/usr/lib/systemd|(^|/)\.git/hooks/",
-)
-_CRITICAL_FILES = re.compile(r"^/etc/(passwd|shadow|gshadow|sudoers(\.d/.*)?|ld\.so\.preload|pam\.d/.*)$")
-_LOGS = re.compile(
-    r"^/var/log(/|$)|(^|/)\.clawcore/audit|(^|/)audit/audit\.jsonl|(^|/)\.(bash|zsh|sh)_history$"
-    r"|^/var/(adm|account)/|^/var/run/utmp|^/var/log/wtmp"
-)
-_AUDIT = re.compile(r"(^|/)\.clawcore(/|$)|(^|/)audit/audit\.jsonl")
-_SECURITY_SERVICES = re.compile(
-    r"^(apparmor|auditd?|firewalld|ufw|selinux|iptables|nftables|fail2ban|"
-    r"clamav.*|falco|osqueryd|crowdstrike|falcon-sensor|wazuh.*|ossec|"
-    r"sysmon.*|aide|rsyslog|syslog(-ng)?|systemd-journald|journald|"
-    r"auditbeat|filebeat|td-agent|fluent-bit|defender|mdatp|sshguard)(\.service)?$"
-)
-_METADATA = re.compile(
-    r"(^|//|@)(169\.254\.169\.254|\[?fd00:ec2::254\]?|100\.100\.100\.200|"
-    r"metadata\.google\.internal|metadata\.azure\.com|169\.254\.170\.2)(?=[:/]|$)",
-    re.IGNORECASE,
-)
-_OFFENSIVE = {
-    "nmap",
-    "masscan",
-    "zmap",
-    "nikto",
-    "sqlmap",
-    "hydra",
-    "medusa",
-    "john",
-    "hashcat",
-    "gobuster",
-    "dirb",
-    "dirbuster",
-    "wfuzz",
-    "ffuf",
-    "responder",
-    "crackmapexec",
-    "netexec",
-    "enum4linux",
-    "msfconsole",
-    "msfvenom",
-    "linpeas.sh",
-    "linpeas",
-    "pspy",
-    "bloodhound",
-    "impacket-secretsdump",
-    "secretsdump.py",
-    "kerbrute",
-    "evil-winrm",
-    "nuclei",
-}
-_TUNNELS = {
-    "ngrok",
-    "chisel",
-    "frpc",
-    "bore",
-    "lt",
-    "localtunnel",
-    "cloudflared",
-    "gost",
-    "iodine",
-    "dnscat2",
-    "ptunnel",
-    "sshuttle",
-    "autossh",
-}
-_MINER = re.compile(
-    r"xmrig|minerd|cpuminer|cgminer|bfgminer|ethminer|nbminer|t-rex|phoenixminer|"
-    r"stratum\+(tcp|ssl)://|(pool|mine)\.[\w.-]*:\d{4}|supportxmr|nanopool|moneroocean|"
-    r"nicehash|kdevtmpfsi|kinsing|--donate-level",
-    re.IGNORECASE,
-)
-_URL = re.compile(r"(https?|ftp|wss?)://", re.IGNORECASE)
-_REMOTE_SPEC = re.compile(r"^([\w.-]+@)?[\w.-]+:(?!//)")
-_SETUID_MODE = re.compile(r"^([ua]*[+=][rwxXt]*s[rwxXt]*|[46][0-7]{3})$")
-_BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/]{12,}={0,2}")
-_HEX_TOKEN = re.compile(r"^(?:[0-9a-fA-F]{2}){6,}$")
-_WEBSHELL = re.compile(
-    r"<\?(php|=)?.*\b(system|exec|passthru|shell_exec|popen|proc_open|eval|assert|include|"
-    r"require)(_once)?\s*\(.*\$_(GET|POST|REQUEST|COOKIE|SERVER)",
-    re.IGNORECASE | re.DOTALL,
-)
-_SHELLSHOCK = re.compile(r"\(\)\s*\{\s*:\s*;\s*\}\s*;")
-_CODE_REVERSE_SHELL = re.compile(
-    r"(socket|TCPSocket|IO::Socket|fsockopen|socket\.tcp|net\.connect|net\.Socket|Net::Socket|"
-    r"new Socket|UDPSocket|/dev/tcp/)",
-    re.IGNORECASE,
-)
-_CODE_SPAWN = re.compile(
-    r"(dup2|subprocess|os\.system|popen|pty\.spawn|exec\s*\(|execve|spawn|system\s*\(|/bin/(ba|z|da)?sh|"
-    r"cmd\.exe|child_process|proc_open|shell_exec|passthru|IO\.popen|Kernel\.exec|`)",
-    re.IGNORECASE,
-)
-_CODE_FETCH = re.compile(
-    r"(urlopen|urllib|requests\.(get|post)|http\.client|httpx|file_get_contents\s*\(\s*['\"]https?|"
-    r"LWP::|Net::HTTP|open-uri|URI\.open|fetch\s*\(|https?\.get|curl_exec|Invoke-WebRequest|"
-    r"get\s*\(\s*['\"]https?://|request\s*\(\s*['\"]https?://|"
-    r"DownloadString|wget|curl)",
-    re.IGNORECASE,
-)
-_CODE_EVAL = re.compile(
-    r"\b(exec|eval|compile|system|popen|passthru|shell_exec|assert|Function)\s*\(|"
-    r"\bsystem\b|\beval\b|IEX\b|Invoke-Expression|instance_eval|load\s*\(",
-    re.IGNORECASE,
-)
-_CODE_DESTROY = re.compile(
-    r"(rmtree|removedirs|rm_rf|rm_r\b|rimraf|rmSync|Remove-Item.*-Recurse|unlink|File\.delete|"
-    r"remove_dir_all|os\.remove)",
-    re.IGNORECASE,
-)
-_CODE_ROOTISH = re.compile(
-    r"expanduser\(\s*['\"]~['\"]\s*\)|Path\.home\(\)|environ\[['\"]HOME['\"]\]|"
-    r"getenv\(\s*['\"]HOME['\"]\s*\)|ENV\[['\"]HOME['\"]\]|['\"]/['\"]|['\"]~/?['\"]|"
-    r"homedir\(\)|\$ENV\{HOME\}",
-    re.IGNORECASE,
-)
-_CODE_FORK = re.compile(
-    r"fork\s+while\s+fork|while\s*\(?\s*(1|true|True)\s*\)?\s*:?\s*\{?\s*(os\.)?fork|"
-    r"for\s*\(\s*;\s*;\s*\)\s*fork|fork\(\)\s*while|loop\s*\{\s*fork",
-    re.IGNORECASE,
-)
-_CODE_STRING = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
 
 
 # --------------------------------------------------------------------------
@@ -640,73 +146,6 @@ def _analyze(command: str) -> CommandAnalysis:
 
 
 # --------------------------------------------------------------------------
-# Path classes
-# --------------------------------------------------------------------------
-
-
-def _norm(path: str) -> str:
-    """A path as the rules compare it: ``$HOME``/``/root``/``/home/x`` stay distinct, ``//`` and
-    trailing slashes collapse, a leading ``~user`` becomes ``~``."""
-    p = path.replace(shell.DYNAMIC, "*").strip()
-    if p.startswith("~") and not p.startswith("~/") and p != "~":
-        p = "~" + p[p.find("/") :] if "/" in p else "~"
-    p = re.sub(r"/{2,}", "/", p)
-    p = re.sub(r"(/\.)+(/|$)", "/", p)
-    if p.startswith(("/", "~/")) and "/.." in p:
-        head = "~" if p.startswith("~") else ""
-        p = head + posixpath.normpath(p[len(head) :] or "/")
-    if len(p) > 1 and p.endswith("/"):
-        p = p.rstrip("/") or "/"
-    return p
-
-
-def _is_root_target(path: str) -> bool:
-    """A system or home root (or everything under it): deleting it destroys the machine or the user.
-
-    A path with a part only known at run time (``"$DIR"/*``) is not judged a root here; the
-    recursive operation on it still asks.
-    """
-    if shell.DYNAMIC in path:
-        return False
-    p = _norm(path)
-    if p in ("", ".", "..", "*", ".*"):
-        return False
-    base = re.sub(r"(/\*|\*)$", "", p) or "/"
-    if p in ("/*", "/.*", "~/*", "~/.*"):
-        return True
-    if base in _SYSTEM_ROOTS:
-        return True
-    if re.fullmatch(r"/home/[^/]+|/Users/[^/]+|/root", base):
-        return True
-    if re.fullmatch(r"~/(\.ssh|\.gnupg|\.aws|\.config|\.local|Documents|Desktop|\.kube)", base):
-        return True
-    if re.fullmatch(r"(\.\./)+\.\.?", p):
-        return False
-    return False
-
-
-def _is_credential(path: str) -> bool:
-    """A file that holds credentials: keys, cloud and registry logins, password hashes, secrets files."""
-    p = _norm(path)
-    return bool(_CREDENTIAL.search(p)) and not p.endswith((".pub", ".example", ".sample", ".template"))
-
-
-def _is_strong_credential(path: str) -> bool:
-    """A credential whose reading is theft rather than configuration: private keys, cloud logins,
-    password hashes, process environments. (``.env`` files and loose ``*.pem`` are only sensitive.)"""
-    p = _norm(path)
-    if re.search(r"(^|/)\.ssh/[^/]+$", p):
-        return _is_credential(p)
-    return _is_credential(p) and not re.search(
-        r"(^|/)\.env(\.[\w-]+)?$|\.(pem|key|crt|p12|pfx|jks|keystore)$", p
-    )
-
-
-def _is_device(path: str) -> bool:
-    return bool(_DEVICE.match(_norm(path)))
-
-
-# --------------------------------------------------------------------------
 # The judge
 # --------------------------------------------------------------------------
 
@@ -736,15 +175,15 @@ class _Judge:
     # -- the line ------------------------------------------------------------
 
     def line(self, text: str, *, nested: bool = False) -> list[Finding]:
-        if _SHELLSHOCK.search(text):
+        if SHELLSHOCK.search(text):
             self.deny("shellshock", "defines a function the Shellshock way (`() { :;};`): an exploit probe")
         if len(text) > 20000:
             self.confirm("oversized", "the command is longer than 20000 characters")
         if re.search(r"\bztcp\b", text) and re.search(r"\b(ba|z|da|k)?sh\b[^|;&]*[<>]&", text):
             self.deny("reverse-shell", "connects a shell to a zsh TCP socket")
         if (
-            _CODE_REVERSE_SHELL.search(text)
-            and _CODE_SPAWN.search(text)
+            CODE_REVERSE_SHELL.search(text)
+            and CODE_SPAWN.search(text)
             and re.search(r"\d+\.\d+\.\d+\.\d+|connect\s*\(", text)
         ):
             self.deny("reverse-shell", "carries code that connects a shell to a remote host")
@@ -819,20 +258,20 @@ class _Judge:
                 (_effective(c)[:1] or [""])[0] in FETCHERS for c in upstream[1:]
             ):
                 fetching = True
-                fetched.update(_norm(r.target) for r in cmd.redirects if r.op in (">", ">>"))
+                fetched.update(norm_path(r.target) for r in cmd.redirects if r.op in (">", ">>"))
             if name in FETCHERS or (name in SOCKET_TOOLS and cmd.stdout_to is not None):
                 fetching = True
                 for flag in ("-o", "--output", "-O", "--output-document"):
                     if flag in args and args.index(flag) + 1 < len(args):
-                        fetched.add(_norm(args[args.index(flag) + 1]))
+                        fetched.add(norm_path(args[args.index(flag) + 1]))
                 for arg in args:
                     if arg.startswith(("--output=", "--output-document=", "-O")) and len(arg) > 2:
-                        fetched.add(_norm(arg.split("=", 1)[-1].removeprefix("-O")))
-                    if _URL.match(arg) and name == "wget" and "-O" not in args:
-                        fetched.add(_norm(arg.rstrip("/").rsplit("/", 1)[-1]))
+                        fetched.add(norm_path(arg.split("=", 1)[-1].removeprefix("-O")))
+                    if URL.match(arg) and name == "wget" and "-O" not in args:
+                        fetched.add(norm_path(arg.rstrip("/").rsplit("/", 1)[-1]))
                 for r in cmd.redirects:
                     if r.op in (">", ">>"):
-                        fetched.add(_norm(r.target))
+                        fetched.add(norm_path(r.target))
             if not fetching:
                 continue
             program = cmd.words[0].value if cmd.words else ""
@@ -842,7 +281,7 @@ class _Judge:
             if name == "chmod" and any("x" in a or "+s" in a for a in args if not a.startswith("/")):
                 runs.extend(args[1:])
             for run in runs:
-                p = _norm(run)
+                p = norm_path(run)
                 if p in fetched or (p.startswith(("/tmp/", "/dev/shm/", "/var/tmp/", "./.")) and "/" in p):
                     self.deny("download-and-run", f"downloads a program and runs it ({run})")
                     return
@@ -884,13 +323,13 @@ class _Judge:
                 continue
             if argv[0] in ("cd", "pushd"):
                 target = next((a for a in argv[1:] if not a.startswith("-")), "~")
-                cwd = _norm(target) if target.startswith(("/", "~")) else cwd
+                cwd = norm_path(target) if target.startswith(("/", "~")) else cwd
                 continue
-            if argv[0] == "rm" and cwd and _is_root_target(cwd):
+            if argv[0] == "rm" and cwd and is_root_target(cwd):
                 flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and not a.startswith("--"))
                 targets = [a for a in argv[1:] if not a.startswith("-")]
                 if ("r" in flags.lower() or "--recursive" in argv) and any(
-                    _norm(t) in ("*", ".", ".*", "./*") for t in targets
+                    norm_path(t) in ("*", ".", ".*", "./*") for t in targets
                 ):
                     self.deny("destructive-delete", f"moves into {cwd} and deletes everything there")
 
@@ -994,7 +433,7 @@ class _Judge:
                         and sub.name in ("id", "uname", "ifconfig", "env", "printenv", "cat", "ping", "sleep")
                     )
                 ):
-                    if sub.name == "cat" and not any(_SYSTEM_LISTING.match(_norm(a)) for a in sub.args):
+                    if sub.name == "cat" and not any(_SYSTEM_LISTING.match(norm_path(a)) for a in sub.args):
                         continue
                     self.confirm(
                         "injection-probe", f"splices the output of {sub.name!r} into a command's arguments"
@@ -1082,10 +521,11 @@ class _Judge:
                 )
             }
             for arg in args:
-                if arg not in values and _is_credential(_strip_at(arg)):
+                if arg not in values and is_credential(_strip_at(arg)):
                     self._credential_read(cmd, name, arg)
                 elif (
-                    _norm(arg) in ("/etc/passwd", "/etc/group", "/etc/master.passwd") and name not in SENDERS
+                    norm_path(arg) in ("/etc/passwd", "/etc/group", "/etc/master.passwd")
+                    and name not in SENDERS
                 ):
                     self.confirm("account-list", f"{name} reads the machine's account list ({arg})")
         self._programs(cmd, name, args)
@@ -1107,12 +547,12 @@ class _Judge:
                 " ".join(args),
                 re.IGNORECASE,
             )
-            and any(_norm(a) in ("/", "~", "/home", "/root", "/etc", "/Users") for a in args)
+            and any(norm_path(a) in ("/", "~", "/home", "/root", "/etc", "/Users") for a in args)
         ):
             self.confirm("credential-search", f"{name} searches the machine for credentials")
-        if _MINER.search(" ".join([name, *args])):
+        if MINER.search(" ".join([name, *args])):
             self.deny("crypto-miner", "runs or fetches a cryptocurrency miner")
-        if name in SENDERS and any(_METADATA.search(a) for a in args):
+        if name in SENDERS and any(METADATA.search(a) for a in args):
             self.deny(
                 "cloud-credentials", f"{name} queries the cloud instance metadata service (credentials)"
             )
@@ -1120,9 +560,9 @@ class _Judge:
             self.confirm(
                 "container-escape", f"{name} talks to the container engine's socket (root on the host)"
             )
-        if name in _OFFENSIVE:
+        if name in OFFENSIVE:
             self.confirm("offensive-tool", f"{name} is an attack or scanning tool")
-        if name in _TUNNELS or (
+        if name in TUNNELS or (
             name == "ssh" and any(re.fullmatch(r"-[a-zA-Z]*[RD]", a) for a in _leading_options(args))
         ):
             self.confirm("tunnel", f"{name} opens a tunnel that exposes this machine or routes traffic out")
@@ -1156,7 +596,7 @@ class _Judge:
                 self._write_target(cmd, target, append=r.op in (">>", "&>>"), via="redirect")
             elif (
                 r.op == "<"
-                and _is_credential(target)
+                and is_credential(target)
                 and (cmd.stdout_to or cmd.name in SENDERS | READERS | {"tr"})
             ):
                 self._credential_read(cmd, cmd.name or "<", target)
@@ -1168,34 +608,34 @@ class _Judge:
             v = w.value if not w.dynamic else w.raw
             if "/dev/tcp/" in v or "/dev/udp/" in v or "/inet/tcp/" in v or "/inet/udp/" in v:
                 self.deny("reverse-shell", f"refers to a raw network socket ({v[:60]})")
-            if _WEBSHELL.search(v):
+            if WEBSHELL.search(v):
                 self.deny("webshell", "writes server code that runs commands from web requests (a web shell)")
             if (
-                _CODE_REVERSE_SHELL.search(v)
-                and _CODE_SPAWN.search(v)
+                CODE_REVERSE_SHELL.search(v)
+                and CODE_SPAWN.search(v)
                 and re.search(r"\d+\.\d+\.\d+\.\d+|connect", v)
             ):
                 self.deny("reverse-shell", "carries code that connects a shell to a remote host")
-            if _URL.search(w.raw) and (re.search(r"`|\$\(", w.raw)):
+            if URL.search(w.raw) and (re.search(r"`|\$\(", w.raw)):
                 self.confirm("exfiltration", "puts a command's output into a URL")
 
     def _write_target(self, cmd: SimpleCommand, target: str, *, append: bool, via: str) -> None:
-        p = _norm(target)
+        p = norm_path(target)
         if p in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty") or p.startswith("/dev/fd/"):
             return
-        if _is_device(p):
+        if is_device(p):
             self.deny("disk-wipe", f"writes directly to the block device {p}")
             return
-        if _AUDIT.search(p):
+        if AUDIT.search(p):
             self.deny("audit-tamper", f"writes to the clawcore audit trail or configuration ({p})")
             return
-        if _LOGS.search(p) and not append and _empties(cmd):
+        if LOGS.search(p) and not append and _empties(cmd):
             self.deny("log-tamper", f"empties the log or history file {p}")
             return
-        if _CRITICAL_FILES.match(p):
+        if CRITICAL_FILES.match(p):
             self.deny("system-accounts", f"writes to {p}, which controls accounts and privileges")
             return
-        if _PERSISTENCE.search(p):
+        if PERSISTENCE.search(p):
             self.confirm("persistence", f"writes to {p}, which runs automatically (start-up, cron, keys)")
             content = _written_content(cmd)
             if content:
@@ -1275,31 +715,31 @@ class _Judge:
 
     def _code(self, code: str, lang: str) -> None:
         """Judge a one-liner for an interpreter by what it calls."""
-        if _CODE_REVERSE_SHELL.search(code) and _CODE_SPAWN.search(code):
+        if CODE_REVERSE_SHELL.search(code) and CODE_SPAWN.search(code):
             self.deny("reverse-shell", f"{lang} code opens a socket and attaches a shell or process to it")
-        if _CODE_FETCH.search(code) and _CODE_EVAL.search(code):
+        if CODE_FETCH.search(code) and CODE_EVAL.search(code):
             self.deny("remote-code", f"{lang} code downloads code and runs it")
         if re.search(
             r"pty\.spawn|exec\w*\s*\(?\s*['\"]/bin/(ba|z|da)?sh|system\s*\(?\s*['\"]/bin/(ba|z|da)?sh", code
         ):
             self.confirm("spawns-shell", f"{lang} code starts an interactive shell")
-        if _CODE_FORK.search(code):
+        if CODE_FORK.search(code):
             self.deny("fork-bomb", f"{lang} code forks without end")
-        if _CODE_DESTROY.search(code) and _CODE_ROOTISH.search(code):
+        if CODE_DESTROY.search(code) and CODE_ROOTISH.search(code):
             self.deny("destructive-delete", f"{lang} code deletes the home folder or the filesystem root")
-        literals = [a or b for a, b in _CODE_STRING.findall(code)]
+        literals = [a or b for a, b in CODE_STRING.findall(code)]
         decodes = re.search(
             r"b64decode|decode_base64|base64_decode|Base64\.decode|atob\(|fromhex|unhexlify|"
             r"FromBase64String|Buffer\.from\(",
             code,
         )
-        runs = _CODE_SPAWN.search(code) or _CODE_EVAL.search(code)
+        runs = CODE_SPAWN.search(code) or CODE_EVAL.search(code)
         for literal in literals:
             text = literal.replace("\\n", "\n")
-            if _is_credential(text.strip()):
+            if is_credential(text.strip()):
                 self.deny("credential-read", f"{lang} code reads a credential file ({text.strip()})")
             if decodes:
-                decoded = _decode_base64(text) or _decode_hex(text)
+                decoded = decode_base64(text) or decode_hex(text)
                 if decoded is not None:
                     if runs:
                         self.deny("decode-and-run", f"{lang} code decodes a hidden payload and runs it")
@@ -1327,7 +767,7 @@ class _Judge:
             self.deny("remote-code", f"{name} runs a script downloaded from the network")
         elif shell.DYNAMIC in target and not cmd.substitutions:
             pass
-        elif _norm(target).startswith(("/tmp/", "/dev/shm/")) or _is_credential(target):
+        elif norm_path(target).startswith(("/tmp/", "/dev/shm/")) or is_credential(target):
             self.confirm("source-untrusted", f"{name} runs a script from {target}")
 
     def _stdin_into_shell(self, cmd: SimpleCommand, name: str, args: list[str]) -> None:
@@ -1354,7 +794,7 @@ class _Judge:
                 self._code(text, name)
             return
         if stdin_file:
-            if _norm(stdin_file[0]).startswith(("/tmp/", "/dev/shm/")):
+            if norm_path(stdin_file[0]).startswith(("/tmp/", "/dev/shm/")):
                 self.confirm("pipe-to-shell", f"{name} runs a script from {stdin_file[0]}")
             return
         if source is None:
@@ -1426,7 +866,7 @@ class _Judge:
             path = _strip_at(up)
             if path in ("-", "@-") or up.endswith("@-") or path == "":
                 self._stdin_exfil(cmd, name)
-            elif _is_credential(path):
+            elif is_credential(path):
                 self.deny("exfiltration", f"{name} uploads the credential file {path}")
             elif path and up.startswith("@"):
                 self.confirm("upload", f"{name} uploads the local file {path}")
@@ -1441,11 +881,11 @@ class _Judge:
             and cmd.substitutions
         ):
             self.confirm("exfiltration", f"{name} puts a command's output into a network destination")
-        if name in ("scp", "rsync", "sftp", "rclone") and any(_REMOTE_SPEC.match(a) for a in args):
+        if name in ("scp", "rsync", "sftp", "rclone") and any(REMOTE_SPEC.match(a) for a in args):
             values = {
                 args[k + 1] for k in range(len(args) - 1) if args[k] in ("-e", "-i", "-F", "--rsh", "-o")
             }
-            if any(_is_strong_credential(a) for a in args if not _REMOTE_SPEC.match(a) and a not in values):
+            if any(is_strong_credential(a) for a in args if not REMOTE_SPEC.match(a) and a not in values):
                 self.deny("exfiltration", f"{name} copies credentials to a remote host")
         if cmd.stdin_from is not None and name not in ("ping",):
             self._stdin_exfil(cmd, name)
@@ -1456,14 +896,14 @@ class _Judge:
                 for c in _upstream(cmd.stdin_from)
             ):
                 self.deny("reverse-shell", f"pipes a shell's output to {name}")
-        remote = any(_REMOTE_SPEC.match(a) or re.match(r"^(s3|gs|az|https?)://", a) for a in args)
+        remote = any(REMOTE_SPEC.match(a) or re.match(r"^(s3|gs|az|https?)://", a) for a in args)
         if (
             name in ("scp", "rsync", "rclone", "gsutil", "aws", "azcopy", "sftp")
             and remote
             and any(
-                _is_root_target(a)
+                is_root_target(a)
                 for a in args
-                if not a.startswith("-") and not _REMOTE_SPEC.match(a) and "://" not in a
+                if not a.startswith("-") and not REMOTE_SPEC.match(a) and "://" not in a
             )
         ):
             self.confirm("exfiltration", f"{name} copies a whole home or system folder to a remote host")
@@ -1477,13 +917,13 @@ class _Judge:
     def _credential_read(self, cmd: SimpleCommand, name: str, path: str) -> None:
         if name in ("chmod", "chown", "ls", "stat", "ssh-keygen", "ssh-add", "ssh", "mkdir", "touch"):
             return
-        if _is_strong_credential(_strip_at(path)):
+        if is_strong_credential(_strip_at(path)):
             self.deny("credential-read", f"{name} reads the credential file {_strip_at(path)}")
         else:
             self.confirm("secrets-file", f"{name} reads the secrets file {_strip_at(path)}")
 
     def _disk_tool(self, name: str, args: list[str]) -> None:
-        devices = [a for a in args if _is_device(a)]
+        devices = [a for a in args if is_device(a)]
         if devices and (
             name.startswith("mkfs")
             or name in ("mke2fs", "wipefs", "blkdiscard", "mkswap", "sgdisk", "cryptsetup", "pvcreate")
@@ -1704,7 +1144,7 @@ def _is_discovery(cmd: SimpleCommand, argv: list[str]) -> bool:
         )
         and plain
     ):
-        return any(_SYSTEM_LISTING.match(_norm(a)) for a in plain)
+        return any(_SYSTEM_LISTING.match(norm_path(a)) for a in plain)
     if name in FETCHERS and cmd.chain_index > 0 and cmd.joined_by in (";", "&", "\n", "&&", "||"):
         return True
     if (
@@ -1736,16 +1176,16 @@ def _rm(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     if "--" in args:
         targets = args[args.index("--") + 1 :]
     for t in targets:
-        p = _norm(t)
-        if recursive and _is_root_target(p):
+        p = norm_path(t)
+        if recursive and is_root_target(p):
             j.deny("destructive-delete", f"recursively deletes {t or 'a root folder'}")
-        elif recursive and _is_credential(p):
+        elif recursive and is_credential(p):
             j.deny("destructive-delete", f"deletes the credential store {t}")
-        elif _AUDIT.search(p) or (_LOGS.search(p) and not p.endswith("_history")):
+        elif AUDIT.search(p) or (LOGS.search(p) and not p.endswith("_history")):
             j.deny("log-tamper", f"deletes the log or audit file {t}")
         elif p.endswith("_history"):
             j.confirm("anti-forensics", f"deletes shell history ({t})")
-        elif _is_credential(p):
+        elif is_credential(p):
             j.confirm("credential-delete", f"deletes the credential file {t}")
     if recursive:
         j.confirm("recursive-delete", "deletes recursively")
@@ -1756,11 +1196,11 @@ def _rm(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
 def _shred(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     targets = [a for a in args if not a.startswith("-")]
     for t in targets:
-        if _is_device(t):
+        if is_device(t):
             j.deny("disk-wipe", f"shreds the device {t}")
-        elif _is_credential(t) or _is_root_target(t):
+        elif is_credential(t) or is_root_target(t):
             j.deny("destructive-delete", f"destroys {t}")
-        elif _LOGS.search(_norm(t)):
+        elif LOGS.search(norm_path(t)):
             j.deny("log-tamper", f"destroys the log {t}")
 
 
@@ -1783,7 +1223,7 @@ def _find(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
             break
     if inner:
         name = inner[0].rsplit("/", 1)[-1]
-        if name in ("rm", "shred", "unlink") or (name in ("chmod", "chown") and _is_root_target(roots[0])):
+        if name in ("rm", "shred", "unlink") or (name in ("chmod", "chown") and is_root_target(roots[0])):
             destructive = destructive or name != "chmod"
         sub = " ".join(_quote(a) for a in inner).replace("{}", "FOUND")
         j.found.extend(j.nested(sub, "find -exec"))
@@ -1796,9 +1236,9 @@ def _find(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     selective = any(a in _FIND_FILTERS for a in args)
     if destructive:
         for r in roots:
-            if _is_root_target(r) and not selective:
+            if is_root_target(r) and not selective:
                 j.deny("destructive-delete", f"deletes everything find walks under {r}")
-            elif _is_root_target(r):
+            elif is_root_target(r):
                 j.confirm("recursive-delete", f"deletes matching files anywhere under {r}")
     names = [args[k + 1] for k in range(len(args) - 1) if args[k] in ("-name", "-iname", "-path")]
     if any(
@@ -1808,7 +1248,7 @@ def _find(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
             n,
         )
         for n in names
-    ) and any(_norm(r) in ("/", "~", "/home", "/root", "/Users") for r in roots):
+    ) and any(norm_path(r) in ("/", "~", "/home", "/root", "/Users") for r in roots):
         j.confirm("credential-search", "searches the machine for credential files")
 
 
@@ -1885,19 +1325,19 @@ def _chmod(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     targets = (
         plain[1:] if name in ("chmod", "chown", "chgrp") else [a for a in args if a.startswith(("/", "~"))]
     )
-    if name == "chmod" and _SETUID_MODE.match(mode):
+    if name == "chmod" and SETUID_MODE.match(mode):
         j.deny("setuid", f"sets the setuid/setgid bit ({mode}) on {' '.join(targets) or 'a file'}")
     for t in targets:
-        p = _norm(t)
+        p = norm_path(t)
         if recursive and p in _PERMISSION_ROOTS:
             j.deny("permission-wipe", f"changes ownership or permissions of everything under {t}")
-        elif recursive and _is_root_target(p):
+        elif recursive and is_root_target(p):
             j.confirm("system-permissions", f"changes ownership or permissions of everything under {t}")
-        elif _CRITICAL_FILES.match(p) or p in ("/etc/shadow", "/etc/sudoers"):
+        elif CRITICAL_FILES.match(p) or p in ("/etc/shadow", "/etc/sudoers"):
             j.deny("system-accounts", f"changes permissions of {p}")
         elif p in ("/", "/etc", "/usr", "/bin", "/sbin", "/usr/bin", "~"):
             j.confirm("system-permissions", f"changes permissions of {p}")
-    if name == "setfacl" and recursive and any(_is_root_target(a) for a in args):
+    if name == "setfacl" and recursive and any(is_root_target(a) for a in args):
         j.deny("permission-wipe", "changes access control lists of a whole system tree")
     if recursive:
         j.confirm("recursive-permissions", f"{name} changes permissions recursively")
@@ -1905,7 +1345,7 @@ def _chmod(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
 
 def _dd(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     for a in args:
-        if a.startswith("of=") and _is_device(a[3:]):
+        if a.startswith("of=") and is_device(a[3:]):
             j.deny("disk-wipe", f"dd overwrites the device {a[3:]}")
         elif a.startswith("of="):
             j._write_target(cmd, a[3:], append=False, via="dd")
@@ -1939,7 +1379,7 @@ def _systemctl(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     if verbs and verbs[0] in ("enable", "link", "reenable") and cmd.name == "systemctl":
         j.confirm("persistence", f"systemctl {verbs[0]} makes a service start automatically")
     if verbs and verbs[0] in ("stop", "disable", "mask", "kill"):
-        if any(_SECURITY_SERVICES.match(v) for v in verbs[1:]):
+        if any(SECURITY_SERVICES.match(v) for v in verbs[1:]):
             j.deny("defense-evasion", f"turns off the security service {verbs[1]}")
         else:
             j.confirm("service-change", f"{cmd.name} {verbs[0]} changes running services")
@@ -2031,15 +1471,15 @@ def _logs(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
         j.deny("log-tamper", "deletes or rotates away the system journal")
     if cmd.name in ("truncate", "wipe", "srm") or cmd.name == "ln":
         for a in args:
-            p = _norm(a)
-            if _AUDIT.search(p):
+            p = norm_path(a)
+            if AUDIT.search(p):
                 j.deny("audit-tamper", f"{cmd.name} tampers with the audit trail ({a})")
-            elif _LOGS.search(p):
+            elif LOGS.search(p):
                 if p.endswith("_history"):
                     j.confirm("anti-forensics", f"{cmd.name} disables shell history ({a})")
                 else:
                     j.deny("log-tamper", f"{cmd.name} empties the log {a}")
-            elif cmd.name == "ln" and (_PERSISTENCE.search(p) or _CRITICAL_FILES.match(p)):
+            elif cmd.name == "ln" and (PERSISTENCE.search(p) or CRITICAL_FILES.match(p)):
                 j.confirm("persistence", f"links over {p}")
     if cmd.name in ("wevtutil", "auditpol"):
         j.deny("log-tamper", f"{cmd.name} clears or disables event logs")
@@ -2054,10 +1494,12 @@ def _copy(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     if len(plain) >= 2:
         dest = plain[-1]
         j._write_target(cmd, dest, append=False, via=cmd.name)
-        if cmd.name == "mv" and any(_is_root_target(s) for s in plain[:-1]):
+        if cmd.name == "mv" and any(is_root_target(s) for s in plain[:-1]):
             j.deny("destructive-delete", f"moves a system or home root away ({plain[0]})")
-        if cmd.name in ("cp", "install") and any(_norm(s).rsplit("/", 1)[-1] in SHELLS for s in plain[:-1]):
-            if any(a in ("-p", "--preserve", "-a") for a in args) or _norm(dest).startswith(
+        if cmd.name in ("cp", "install") and any(
+            norm_path(s).rsplit("/", 1)[-1] in SHELLS for s in plain[:-1]
+        ):
+            if any(a in ("-p", "--preserve", "-a") for a in args) or norm_path(dest).startswith(
                 ("/tmp", "/dev/shm")
             ):
                 j.confirm("shell-copy", "copies a shell binary somewhere else")
@@ -2081,8 +1523,8 @@ def _container(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     elif cmd.name == "mount":
         plain = [a for a in args if not a.startswith("-")]
         binds = any(a in ("--bind", "--rbind", "-B", "-R") or a.startswith("-obind") for a in args)
-        if any(_is_device(a) for a in plain) or (
-            binds and plain and _norm(plain[0]) in ("/", "/etc", "/root", "~")
+        if any(is_device(a) for a in plain) or (
+            binds and plain and norm_path(plain[0]) in ("/", "/etc", "/root", "~")
         ):
             j.confirm("mount", "mounts a disk or the host filesystem")
     elif cmd.name in ("insmod", "modprobe", "rmmod"):
@@ -2471,17 +1913,17 @@ def _reads_secret(cmd: SimpleCommand) -> bool:
         return any(re.search(r"KEY|TOKEN|SECRET|PASS", a, re.IGNORECASE) for a in args)
     if name in ("gpg", "gpg2") and any("export-secret" in a for a in args):
         return True
-    if name == "dd" and any(a.startswith("if=") and _is_device(a[3:]) for a in args):
+    if name == "dd" and any(a.startswith("if=") and is_device(a[3:]) for a in args):
         return True
-    if name in ("cat", "pv") and any(_is_device(a) for a in args):
+    if name in ("cat", "pv") and any(is_device(a) for a in args):
         return True
     if name in ("tar", "zip", "7z", "rsync", "cpio") and any(
-        _norm(a) in ("~", "/", "/home", "/root", "/etc", "~/*") for a in args if not a.startswith("-")
+        norm_path(a) in ("~", "/", "/home", "/root", "/etc", "~/*") for a in args if not a.startswith("-")
     ):
         return True
     files = [a for a in args if not a.startswith("-")] + [r.target for r in cmd.redirects if r.op == "<"]
     if name in READERS | {"tr", "strings", "dd", "find"} and any(
-        _is_credential(_strip_at(f)) or _norm(_strip_at(f)).endswith("_history") for f in files
+        is_credential(_strip_at(f)) or norm_path(_strip_at(f)).endswith("_history") for f in files
     ):
         return True
     return any(_reads_secret(s) for s in cmd.substitutions)
@@ -2498,7 +1940,7 @@ def _is_decoder(cmd: SimpleCommand) -> bool:
         or (name == "xxd" and "-r" in joined)
         or (name == "openssl" and re.search(r"enc|base64", joined) is not None and "-d" in args)
         or (name in ("uudecode", "rev"))
-        or (name == "tr" and _is_letter_cipher(args))
+        or (name == "tr" and is_letter_cipher(args))
         or (name in ("printf", "echo") and "\\" in joined)
     )
 
@@ -2529,7 +1971,7 @@ def _static_payload(chain: list[SimpleCommand]) -> tuple[str, bool] | None:
     elif here:
         text = here[0]
         stages = [first] + stages[1:]
-        applied = _transform(name, args, text)
+        applied = transform(name, args, text)
         if applied is None:
             return None
         text, transformed = applied, True
@@ -2539,92 +1981,12 @@ def _static_payload(chain: list[SimpleCommand]) -> tuple[str, bool] | None:
         sargv = _effective(stage)
         if not sargv:
             return None
-        applied = _transform(sargv[0], sargv[1:], text)
+        applied = transform(sargv[0], sargv[1:], text)
         if applied is None:
             return None
         transformed = transformed or applied != text
         text = applied
     return text, transformed
-
-
-def _transform(name: str, args: list[str], text: str) -> str | None:
-    joined = " ".join(args)
-    if name in ("base64", "basenc") and re.search(r"(^|\s)(-d|-D|--decode)", joined):
-        return _decode_base64(text.strip())
-    if name == "base32" and "-d" in joined:
-        try:
-            return base64.b32decode(text.strip()).decode("utf-8", "replace")
-        except (binascii.Error, ValueError):
-            return None
-    if name == "xxd" and "-r" in joined:
-        return _decode_hex(text.strip())
-    if name == "rev":
-        return "\n".join(line[::-1] for line in text.split("\n"))
-    if name == "tr" and len(args) >= 2:
-        src, dst = (_tr_set(args[0]), _tr_set(args[1]))
-        if not src or not dst:
-            return None
-        dst = dst + dst[-1] * max(0, len(src) - len(dst))
-        return text.translate(str.maketrans(src, dst[: len(src)]))
-    if name in ("cat", "tee", "head", "tail"):
-        return text
-    if name == "openssl" and "base64" in joined and "-d" in args:
-        return _decode_base64(text.strip())
-    return None
-
-
-def _is_letter_cipher(args: list[str]) -> bool:
-    """``tr`` arguments that substitute letters for other letters (rot13 and friends), not a case change."""
-    plain = [a for a in args if not a.startswith("-")]
-    if len(plain) < 2:
-        return False
-    src, dst = _tr_set(plain[0]), _tr_set(plain[1])
-    if len(src) < 13 or len(src) != len(dst) or not src.isalpha() or not dst.isalpha():
-        return False
-    return any(a.lower() != b.lower() for a, b in zip(src, dst, strict=True))
-
-
-def _tr_set(spec: str) -> str:
-    out: list[str] = []
-    i = 0
-    spec = shell.decode_escapes(spec)
-    while i < len(spec):
-        if i + 2 < len(spec) and spec[i + 1] == "-":
-            out.extend(chr(c) for c in range(ord(spec[i]), ord(spec[i + 2]) + 1))
-            i += 3
-        else:
-            out.append(spec[i])
-            i += 1
-    return "".join(out)
-
-
-def _decode_base64(text: str) -> str | None:
-    compact = re.sub(r"\s+", "", text)
-    if len(compact) < 8 or not re.fullmatch(r"[A-Za-z0-9+/_-]+={0,2}", compact):
-        return None
-    try:
-        raw = base64.b64decode(
-            compact + "=" * (-len(compact) % 4), altchars=b"-_" if "-" in compact or "_" in compact else None
-        )
-    except (binascii.Error, ValueError):
-        return None
-    try:
-        decoded = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
-    return decoded if decoded and printable / len(decoded) > 0.95 else None
-
-
-def _decode_hex(text: str) -> str | None:
-    compact = re.sub(r"[\s:]|\\x|0x", "", text)
-    if not _HEX_TOKEN.match(compact):
-        return None
-    try:
-        decoded = bytes.fromhex(compact).decode("utf-8")
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return decoded if all(ch.isprintable() or ch in "\n\t" for ch in decoded) else None
 
 
 def _empties(cmd: SimpleCommand) -> bool:
