@@ -189,6 +189,17 @@ def test_message_sending_deny_withholds_the_reply(clawcore_home: Path, plugin_ma
     assert entries[-1]["type"] == "notice" and entries[-1]["event"] == "message_withheld"
 
 
+def test_a_credential_in_the_reply_leaves_redacted(loop_runtime: Any, openai_server: OpenAIServer) -> None:
+    token = "ghp_" + "Zq8Xw2Lr5Tn7Vb3Km9Pd4Hs6Jf1Gc0Ya2Ue8"
+    openai_server.script(text_reply(f"your token is {token}, keep it safe"))
+    with loop_runtime.session() as session:
+        reply = session.send("what was my token?")
+    assert not reply.withheld
+    assert token not in reply.text and "keep it safe" in reply.text and "redacted" in reply.text
+    transcript = (loop_runtime.home / "sessions" / f"{session.id}.jsonl").read_text()
+    assert token not in transcript
+
+
 def test_confirmation_is_asked_and_a_refusal_denies(clawcore_home: Path, plugin_manager: Any,
                                                     register_plugin: Any, openai_server: OpenAIServer) -> None:
     calls: list[Mapping[str, Any]] = []

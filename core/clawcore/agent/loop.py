@@ -211,9 +211,10 @@ class Session:
             # Some servers omit call ids; the chat format needs them to pair results with calls.
             requested = tuple(c if c.id else ToolCall(c.name, c.arguments, _new_call_id()) for c in answer.tool_calls)
             assistant = Message("assistant", answer.content, tool_calls=requested, channel=self.channel)
-            self._write(assistant, keep=True,
-                        usage={"input": answer.input_tokens, "output": answer.output_tokens})
-            reply_text = answer.content
+            # What was written (secrets redacted by before_message_write) is what may leave.
+            assistant = self._write(assistant, keep=True,
+                                    usage={"input": answer.input_tokens, "output": answer.output_tokens})
+            reply_text = assistant.content
             if not requested:
                 break
             for call in requested:
