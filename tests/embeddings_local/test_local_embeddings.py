@@ -56,14 +56,14 @@ def test_similar_scores_higher_than_unrelated(
 
 
 def test_long_input_is_split_and_pooled_not_truncated(local_provider: LocalEmbeddingProvider) -> None:
-    head = "We decided to migrate the user database to PostgreSQL. " * 30  # > one 256-token window
-    tail = "Bananas and mangoes are tropical fruits that grow in warm places. " * 30
+    head = "We decided to migrate the user database to PostgreSQL. " * 12  # > one 128-token window
+    tail = "Bananas and mangoes are tropical fruits that grow in warm places. " * 12
     assert local_provider.windows(head) == 2
-    assert local_provider.windows(head + tail) >= 3
+    assert local_provider.windows(head + tail) == 3
     [long_vector, head_vector, tail_vector] = local_provider.embed([head + tail, head, tail])
     # Truncation would make the long text equal to its head; pooling lets the tail count.
-    assert cos(long_vector, tail_vector) > 0.6
-    assert cos(long_vector, head_vector) < 0.95
+    assert cos(long_vector, tail_vector) > 0.5  # truncation would keep only the head: near 0
+    assert cos(long_vector, head_vector) < 0.9  # truncation: near 1
 
 
 def test_window_count_is_bounded(local_provider: LocalEmbeddingProvider) -> None:

@@ -70,8 +70,9 @@ CATALOGUE: Mapping[str, ModelSpec] = {
             name="all-MiniLM-L6-v2",
             description="English sentence embeddings (sentence-transformers), int8 ONNX, 23 MB",
             dims=384,
-            # sentence-transformers' max_seq_length for this model.
-            window=256,
+            # The length it was trained on. sentence-transformers lets it read 256, but split
+            # into 128-token windows it retrieves better (docs/embeddings-local.md, measured).
+            window=128,
             languages="en",
             license="Apache-2.0",
             bundle=BundleSource(
@@ -87,7 +88,7 @@ CATALOGUE: Mapping[str, ModelSpec] = {
             name="all-MiniLM-L6-v2-q8",
             description="all-MiniLM-L6-v2 as the model hub's int8 ONNX export (Xenova), 23 MB download",
             dims=384,
-            window=256,
+            window=128,
             languages="en",
             license="Apache-2.0",
             hub=HubSource(
