@@ -60,7 +60,8 @@ class ToolContext:
 
     @property
     def sandbox(self) -> SandboxBackend:
-        return self.runtime.sandbox
+        """The sandbox backend of the calling session."""
+        return self.runtime.sandbox_for(self.hook.session_id)
 
 
 class Runtime:
@@ -102,7 +103,7 @@ class Runtime:
             self.config = load_config(self.home, pm=self.pm)
         self.confirm = confirm
         self.hooks = Hooks(self.pm, on_failure=self._hook_failed)
-        self._sandbox: SandboxBackend | None = None
+        self._sandboxes: dict[str, SandboxBackend] = {}
         self._memory: Memory | None = None
         self._started = False
 
@@ -172,10 +173,25 @@ class Runtime:
 
     @property
     def sandbox(self) -> SandboxBackend:
-        """The configured sandbox backend, created on first use."""
-        if self._sandbox is None:
-            self._sandbox = self.make_sandbox()
-        return self._sandbox
+        """The runtime's own sandbox backend (no session), created on first use."""
+        return self.sandbox_for("")
+
+    def sandbox_for(self, session_id: str) -> SandboxBackend:
+        """The sandbox backend of one session, created on first use.
+
+        Each session has its own, so a backend that keeps state per instance
+        (a container) never mixes two sessions; :meth:`release_sandbox` ends it.
+        """
+        backend = self._sandboxes.get(session_id)
+        if backend is None:
+            backend = self._sandboxes[session_id] = self.make_sandbox(session_id=session_id)
+        return backend
+
+    def release_sandbox(self, session_id: str) -> None:
+        """Close the sandbox backend of a session, if it has one."""
+        backend = self._sandboxes.pop(session_id, None)
+        if backend is not None:
+            backend.close()
 
     def make_sandbox(self, name: str | None = None, *, session_id: str = "") -> SandboxBackend:
         """Create a sandbox backend by name.
@@ -268,7 +284,13 @@ class Runtime:
 
     def decide(self, call: ToolCall, context: HookContext) -> Decision:
         """The final decision on a call, confirmation included, audited."""
-        decision = self.hooks.decide_tool_call(call, context)
+        return self.settle(call, self.hooks.decide_tool_call(call, context), context, kind="tool.decision")
+
+    def settle(self, call: ToolCall, decision: Decision, context: HookContext, *, kind: str) -> Decision:
+        """Turn a ``confirm`` into allow or deny by asking the confirmation handler; audit as ``kind``.
+
+        With no handler, or a handler that raises, confirm means deny.
+        """
         record: dict[str, Any] = {
             "tool": call.name,
             "call_id": call.id,
@@ -293,7 +315,7 @@ class Runtime:
         else:
             final = decision
         record["final"] = final.action.value
-        self.audit("tool.decision", record, session_id=context.session_id)
+        self.audit(kind, record, session_id=context.session_id)
         return final
 
     # -- sessions ------------------------------------------------------------
@@ -311,13 +333,12 @@ class Runtime:
     # -- lifecycle ---------------------------------------------------------
 
     def close(self) -> None:
-        """Close the memory index and the sandbox backend."""
+        """Close the memory index and every sandbox backend."""
         if self._memory is not None:
             self._memory.close()
             self._memory = None
-        if self._sandbox is not None:
-            self._sandbox.close()
-            self._sandbox = None
+        for session_id in list(self._sandboxes):
+            self.release_sandbox(session_id)
 
     def __enter__(self) -> Runtime:
         return self

@@ -255,7 +255,7 @@ class Session:
     def _prompt_sections(self) -> list[PromptSection]:
         sections = [MEMORY_SECTION]
         try:
-            sections.append(sandbox_section(self.runtime.sandbox.info()))
+            sections.append(sandbox_section(self.runtime.sandbox_for(self.id).info()))
         except ClawcoreError as exc:
             sections.append(PromptSection("Sandbox", f"Shell commands are unavailable here: {exc}", order=20))
         sections.extend(self.runtime.hooks.before_prompt_build(self.context))
@@ -377,6 +377,7 @@ class Session:
         if not self._closed:
             self._closed = True
             self.runtime.hooks.notify("session_end", self.context, context=self.context)
+            self.runtime.release_sandbox(self.id)
 
     def __enter__(self) -> Self:
         return self

@@ -51,7 +51,9 @@ def config_schema() -> Mapping[str, Mapping[str, Any]]:
 
 @hookimpl
 def register_tools(register: Callable[..., None]) -> None:
+    from clawcore.agent.subagent import SPAWN_SUBAGENT
     from clawcore.agent.tools import builtin_tools
 
     for tool in builtin_tools():
         register(tool)
+    register(SPAWN_SUBAGENT)
