@@ -14,6 +14,7 @@ the engine (chunking, SQLite, FTS5, sqlite-vec, fusion), not a model;
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import sys
 import tempfile
@@ -38,7 +39,8 @@ def generate(workspace: Path, chunks: int, seed: int = 7) -> int:
     """Write daily notes for about ``chunks`` chunks of ~400 tokens; returns the number of files."""
     rng = random.Random(seed)
     words = vocabulary(rng)
-    weights = [1.0 / (rank + 1) for rank in range(len(words))]  # Zipf-like, as in prose
+    # Zipf-like word frequencies, as in prose.
+    cumulative = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(len(words))))
     memory = workspace / "memory"
     memory.mkdir(parents=True, exist_ok=True)
     files = max(1, chunks // CHUNKS_PER_FILE)
@@ -46,7 +48,7 @@ def generate(workspace: Path, chunks: int, seed: int = 7) -> int:
         day = f"{2000 + index // 336:04d}-{index // 28 % 12 + 1:02d}-{index % 28 + 1:02d}"
         sections = []
         for section in range(CHUNKS_PER_FILE):
-            lines = [" ".join(rng.choices(words, weights, k=24)) for _ in range(12)]
+            lines = [" ".join(rng.choices(words, cum_weights=cumulative, k=24)) for _ in range(12)]
             sections.append(f"## Topic {section}\n\n" + "\n".join(f"- {line}" for line in lines))
         (memory / f"{day}-{index}.md").write_text(f"# {day}\n\n" + "\n\n".join(sections) + "\n", encoding="utf-8")
     (workspace / "MEMORY.md").write_text("# Facts\n\n" + " ".join(rng.choices(words, k=200)) + "\n", encoding="utf-8")

@@ -596,7 +596,11 @@ class Memory:
             meta = store.meta()
             wanted = max(s.candidates, k * s.per_file * 4)
             candidates: dict[int, Candidate] = {}
-            text_scores = self._bm25(store, query, wanted, candidates, warnings) if keyword else {}
+            # One keyword query serves twice: its top ``wanted`` are candidates, the longer
+            # list gives BM25 scores to chunks that only the vector search found.
+            extended = self._bm25(store, query, wanted * 4, warnings) if keyword else {}
+            text_scores = dict(sorted(extended.items(), key=lambda item: -item[1])[:wanted])
+            self._fetch(store, text_scores, candidates)
             vector_scores: dict[int, float] = {}
             mode = "fts-only"
             reason = ""
@@ -627,7 +631,7 @@ class Memory:
                             # Score the union exactly: a chunk found by one search gets its
                             # real score from the other, not a zero for being outside its top list.
                             self._complete_vector(store, query_vector, text_scores, vector_scores)
-                            self._complete_text(store, query, vector_scores, text_scores)
+                            self._complete_text(extended, vector_scores, text_scores)
             fused = fuse(text_scores, vector_scores, s)
             ranked = rank(candidates, fused, s, max_results=k, min_score=float(floor))
             results = []
@@ -672,7 +676,8 @@ class Memory:
             ):
                 into[row[0]] = Candidate(*row)
 
-    def _bm25(self, store: Store, query: str, limit: int, into: dict[int, Candidate], warnings: list[str]) -> dict[int, float]:
+    def _bm25(self, store: Store, query: str, limit: int, warnings: list[str]) -> dict[int, float]:
+        """BM25 scores (higher is better) of the best ``limit`` chunks for ``query``."""
         expression = match_expression(query)
         if expression is None:
             return {}
@@ -684,9 +689,7 @@ class Memory:
         except DATABASE_ERRORS as exc:  # never expected: every term is quoted
             warnings.append(f"keyword search failed for this query ({exc})")
             return {}
-        scores = {int(rowid): -float(score) for rowid, score in rows}
-        self._fetch(store, scores, into)
-        return scores
+        return {int(rowid): -float(score) for rowid, score in rows}
 
     def _complete_vector(self, store: Store, query: np.ndarray, text_scores: Mapping[int, float],
                          vector_scores: dict[int, float]) -> None:
@@ -695,30 +698,21 @@ class Memory:
         if provider is None or not missing:
             return
         marks = ",".join("?" * len(missing))
-        rows = store.conn.execute(
-            "SELECT c.id, e.vector FROM chunks c JOIN embedding_cache e ON e.provider = ? AND e.model = ? "
-            f"AND e.hash = c.hash WHERE c.id IN ({marks})",
-            (provider.name, provider.model, *missing),
-        ).fetchall()
-        for cid, blob in rows:
-            vector_scores[int(cid)] = float(unpack(blob) @ query)
+        hashes = dict(store.conn.execute(f"SELECT id, hash FROM chunks WHERE id IN ({marks})", missing).fetchall())
+        vectors = store.cached_vectors(provider.name, provider.model, hashes.values())
+        for cid, digest in hashes.items():
+            blob = vectors.get(digest)
+            if blob is not None:
+                vector_scores[int(cid)] = float(unpack(blob) @ query)
 
-    def _complete_text(self, store: Store, query: str, vector_scores: Mapping[int, float],
+    @staticmethod
+    def _complete_text(extended: Mapping[int, float], vector_scores: Mapping[int, float],
                        text_scores: dict[int, float]) -> None:
-        expression = match_expression(query)
-        missing = [cid for cid in vector_scores if cid not in text_scores]
-        if expression is None or not missing:
-            return
-        marks = ",".join("?" * len(missing))
-        try:
-            rows = store.conn.execute(
-                f"SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
-                (expression, *missing),
-            ).fetchall()
-        except DATABASE_ERRORS:  # pragma: no cover - the same expression already ran once
-            return
-        for rowid, score in rows:
-            text_scores[int(rowid)] = -float(score)
+        """BM25 scores of vector hits from the longer keyword list; a chunk not on it
+        scores below every listed one, and 0 is close enough for fusion."""
+        for cid in vector_scores:
+            if cid not in text_scores and cid in extended:
+                text_scores[cid] = extended[cid]
 
     def _knn(self, store: Store, query: np.ndarray, limit: int, into: dict[int, Candidate]) -> dict[int, float]:
         meta = store.meta()

@@ -50,13 +50,21 @@ def _label(path: Path, workspace: Path) -> str:
         return path.as_posix()
 
 
-def _walk_markdown(folder: Path) -> Iterable[Path]:
-    """``*.md`` under ``folder``, sorted, not following directory symlinks (no loops)."""
-    for root, dirs, files in os.walk(folder, followlinks=False):
+def _walk_markdown(folder: Path, label: str) -> Iterable[tuple[Path, str, Path | None]]:
+    """``(path, label, real path or None)`` of each ``*.md`` under ``folder``, sorted,
+    without following directory symlinks (no loops). ``label`` is the folder's cited
+    name. The real path is known without a system call for plain files; it is None
+    for symlinks, which the caller resolves."""
+    real_folder = folder.resolve()
+    for root, dirs, files in os.walk(real_folder, followlinks=False):
         dirs.sort()
+        relative = os.path.relpath(root, real_folder)
+        shown = folder if relative == "." else folder / relative
+        prefix = label if relative == "." else f"{label}/{Path(relative).as_posix()}"
         for name in sorted(files):
             if name.lower().endswith(".md"):
-                yield Path(root) / name
+                real = os.path.join(root, name)
+                yield shown / name, f"{prefix}/{name}", None if os.path.islink(real) else Path(real)
 
 
 def discover(workspace: Path, extra_paths: Iterable[str] = ()) -> list[MemoryFile]:
@@ -65,18 +73,21 @@ def discover(workspace: Path, extra_paths: Iterable[str] = ()) -> list[MemoryFil
     real_root = workspace.resolve()
     found: dict[Path, MemoryFile] = {}
 
-    def consider(candidate: Path, source: str, trusted: bool) -> None:
-        try:
-            if not candidate.is_file():
+    def consider(
+        candidate: Path, source: str, trusted: bool, label: str | None = None, real: Path | None = None
+    ) -> None:
+        if real is None:
+            try:
+                if not candidate.is_file():
+                    return
+                real = candidate.resolve(strict=True)
+            except (OSError, RuntimeError):  # dangling link, loop, permission
                 return
-            real = candidate.resolve(strict=True)
-        except (OSError, RuntimeError):  # dangling link, loop, permission
-            return
-        if not trusted and not _inside(real, real_root):
-            return  # a symlink out of the workspace
+            if not trusted and not _inside(real, real_root):
+                return  # a symlink out of the workspace
         if real in found:
             return
-        found[real] = MemoryFile(_label(candidate, workspace), real, source)
+        found[real] = MemoryFile(label or _label(candidate, workspace), real, source)
 
     for name in ROOT_FILES:
         path = workspace / name
@@ -85,14 +96,14 @@ def discover(workspace: Path, extra_paths: Iterable[str] = ()) -> list[MemoryFil
             consider(path, "memory", trusted=False)
     memory_dir = workspace / "memory"
     if memory_dir.is_dir() and _inside(memory_dir.resolve(), real_root):
-        for path in _walk_markdown(memory_dir):
-            consider(path, "daily", trusted=False)
+        for path, label, real in _walk_markdown(memory_dir, "memory"):
+            consider(path, "daily", False, label, real)
     for entry in extra_paths:
         extra = Path(os.path.expanduser(entry))
         extra = extra if extra.is_absolute() else workspace / extra
         if extra.is_dir():
-            for path in _walk_markdown(extra):
-                consider(path, "extra", trusted=True)
+            for path, label, real in _walk_markdown(extra, _label(extra, workspace)):
+                consider(path, "extra", True, label, real)
         elif extra.is_file():
             consider(extra, "extra", trusted=True)
     return list(found.values())
