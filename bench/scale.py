@@ -50,9 +50,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
-from memory_scale import CHUNKS_PER_FILE, plugin_manager, vocabulary  # noqa: E402
-from tables import Report, command_line, percentile  # noqa: E402
+import numpy as np
+from memory_scale import CHUNKS_PER_FILE, plugin_manager, vocabulary
+from tables import Report, command_line, percentile
 
 SYSTEMS = ("clawcore", "lancedb", "bm25s", "quantisation")
 DIMS = 384
