@@ -6,7 +6,7 @@
 
 Texts come from the LoCoMo dev workspaces (read only): "sentences" are the
 conversation lines, "chunks" are what the memory chunker cuts from the same
-files (default 400/80 tokens). End-to-end indexing syncs a fresh index of
+files (the memory defaults). End-to-end indexing syncs a fresh index of
 one workspace through ``open_memory`` with provider ``local`` and compares
 its chunks/s with the raw provider on the same chunk texts.
 

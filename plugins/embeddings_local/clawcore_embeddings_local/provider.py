@@ -5,9 +5,9 @@ is cut into consecutive windows of at most ``window`` tokens (special tokens
 included), every window is run, and the text's vector is the mean of all
 their token vectors — the same mean pooling the model uses inside one window,
 so a chunk's tail counts as much as its head. Beyond :data:`MAX_WINDOWS`
-windows (about 2,000 tokens for all-MiniLM-L6-v2, where a memory chunk has
-about 400) the rest of a text is cut off, which bounds the cost of one
-pathological input.
+windows (about 2,000 tokens with 128-token windows, where a default memory
+chunk takes about 500) the rest of a text is cut off, which bounds the cost
+of one pathological input.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from clawcore_embeddings_local.settings import LocalSettings
 __all__ = ["MAX_WINDOWS", "LocalEmbeddingProvider"]
 
 #: Windows per text; text beyond them is ignored.
-MAX_WINDOWS = 8
+MAX_WINDOWS = 16
 
 
 class LocalEmbeddingProvider:
