@@ -6,8 +6,9 @@
 
 Latency calls each hook through the runtime's typed facade (``Runtime.hooks``)
 with only the prism plugin registered beside the builtins, on a throwaway
-home. "typical" inputs are a 200-character message and a 1.5 KB tool result;
-"100 KB" pads the same content to 100,000 characters. Detection runs each
+home. "typical" inputs are a 200-character message and a 560-character e-mail as a
+tool result (every line made unique per call, so no cache helps); "100 KB"
+repeats the same content to 100,000 characters. Detection runs each
 ``text`` case of ``../shared/eval/security-dev`` through ``message_received``
 or ``after_tool_call`` on the ``scan`` channel (a dry run, as ``clawcore scan``
 does) and counts a case as flagged when PRISM's verdict is suspicious or worse.
@@ -40,7 +41,14 @@ MESSAGE = ("Can you summarise the three emails I got from Dana this morning and 
 EMAIL = ("Hi Tom,\nthanks for sending the minutes from Monday. A few notes on the budget review:\n"
          "- Marketing asked for 12% more for the autumn campaign; finance wants a breakdown first.\n"
          "- The travel line is over by 3,400 EUR because of the conference in Lisbon.\n"
-         "- Please bring the updated forecast to Thursday's meeting; we start at 10 in room 4.\n" * 6)
+         "- Please bring the updated forecast to Thursday's meeting; we start at 10 in room 4.\n"
+         "- Procurement still waits for the signed quote from the printer; Ana follows up.\n"
+         "Best regards, Laura (ref {n})\n")
+
+
+def _unique(text: str, n: int) -> str:
+    """Make every line differ per call, so the classifier's segment memo never helps (a cold path)."""
+    return "\n".join(f"{line} [{n}]" if line else line for line in text.format(n=n).split("\n"))
 
 
 def _percentiles(samples: list[float]) -> tuple[float, float]:
@@ -54,7 +62,12 @@ def latency(rt: Runtime, rounds: int) -> Table:
     for column in ("hook", "input", "p50 µs", "p99 µs", "CPU p50 µs", "CPU p99 µs"):
         table.add_column(column, justify="right" if "µs" in column else "left")
     big_message = (MESSAGE + " ") * (100_000 // (len(MESSAGE) + 1))
-    big_email = (EMAIL * (100_000 // len(EMAIL) + 1))[:100_000]
+    big_email = "".join(_unique(EMAIL, i) for i in range(100_000 // len(EMAIL) + 1))[:100_000]
+    serial = [0]
+
+    def fresh(text: str) -> str:
+        serial[0] += 1
+        return _unique(text, serial[0]) if len(text) < 10_000 else text
     session = ["bench"]
 
     def ctx():  # one steady session per hook and input (benign inputs add no risk, so the path stays the same)
@@ -66,7 +79,8 @@ def latency(rt: Runtime, rounds: int) -> Table:
         result = ToolResult(email, untrusted=True)
         cases += [
             ("message_received", label, lambda m=msg: rt.hooks.message_received(Message("user", m), ctx())),
-            ("after_tool_call", label, lambda c=call, r=result: rt.hooks.after_tool_call(c, r, ctx())),
+            ("after_tool_call", label,
+             lambda c=call, e=email: rt.hooks.after_tool_call(c, ToolResult(fresh(e), untrusted=True), ctx())),
             ("tool_result_persist", label, lambda c=call, r=result: rt.hooks.tool_result_persist(c, r, ctx())),
             ("before_message_write", label,
              lambda m=msg: rt.hooks.before_message_write(Message("assistant", m), ctx())),
@@ -93,6 +107,44 @@ def latency(rt: Runtime, rounds: int) -> Table:
         p50, p99 = _percentiles(samples)
         c50, c99 = _percentiles(cpu)
         table.add_row(hook, label, f"{p50:,.0f}", f"{p99:,.0f}", f"{c50:,.0f}", f"{c99:,.0f}")
+    return table
+
+
+def own_cost(rt: Runtime, rounds: int) -> Table:
+    """The plugin's own CPU time per hook (its Monitor called directly), without the core's facade."""
+    from clawcore_prism.plugin import monitor_for
+
+    monitor = monitor_for(rt.home, rt.config.data)
+    ctx = rt.context("bench-own")
+    call = ToolCall("web_fetch", {"url": "https://example.com/page"}, "c1")
+    serial = [0]
+
+    def email() -> str:
+        serial[0] += 1
+        return _unique(EMAIL, serial[0])
+
+    cases: list[tuple[str, Callable[[], object]]] = [
+        ("message_received", lambda: monitor.message_received(Message("user", MESSAGE), ctx)),
+        ("after_tool_call", lambda: monitor.after_tool_call(call, ToolResult(email(), untrusted=True), ctx)),
+        ("tool_result_persist", lambda: monitor.tool_result_persist(call, ToolResult(EMAIL), EMAIL, ctx)),
+        ("before_message_write", lambda: monitor.before_message_write(Message("assistant", MESSAGE), ctx)),
+        ("message_sending", lambda: monitor.message_sending(Message("assistant", MESSAGE), ctx)),
+        ("subagent_spawning", lambda: monitor.subagent_spawning(MESSAGE, ctx)),
+        ("before_prompt_build", lambda: monitor.before_prompt_build(ctx)),
+        ("before_tool_call", lambda: monitor.before_tool_call(ToolCall("read_file", {"path": "notes.txt"}), ctx)),
+    ]
+    table = Table(title=f"prism's own CPU time per hook, typical inputs (µs, {rounds} calls; Monitor called directly)")
+    for column in ("hook", "CPU p50 µs", "CPU p99 µs"):
+        table.add_column(column, justify="left" if column == "hook" else "right")
+    for hook, fn in cases:
+        fn()
+        cpu = []
+        for _ in range(rounds):
+            started = time.thread_time()
+            fn()
+            cpu.append((time.thread_time() - started) * 1e6)
+        c50, c99 = _percentiles(cpu)
+        table.add_row(hook, f"{c50:,.0f}", f"{c99:,.0f}")
     return table
 
 
@@ -137,6 +189,7 @@ def main() -> None:
         with Runtime(Path(home), config=config, plugin_manager=pm) as rt:
             rt.start()
             console.print(latency(rt, 50 if args.quick else 400))
+            console.print(own_cost(rt, 50 if args.quick else 400))
             if EVAL.exists():
                 console.print(detection(rt, 5 if args.quick else 1))
             else:

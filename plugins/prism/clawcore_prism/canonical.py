@@ -30,6 +30,7 @@ _PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2}){2,}")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
 _SPACED = re.compile(r"\b(?:[A-Za-z][ .\-_*]){4,}[A-Za-z]\b")
+_LONG_RUN = re.compile(r"[A-Za-z0-9+/]{24}")
 _WS = re.compile(r"[ \t\f\v]{2,}|[\t\f\v]")
 _NAMED = {"&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"', "&#39;": "'", "&apos;": "'", "&nbsp;": " "}
 _NAMED_RE = re.compile("|".join(map(re.escape, _NAMED)))
@@ -115,9 +116,10 @@ def canonicalise(text: str) -> Canonical:
     Cost is linear in the input; decoding is bounded by ``_MAX_DECODE`` per blob.
     """
     found: list[str] = []
-    if _BIDI.search(text):
+    ascii_only = text.isascii()  # every invisible and bidi character is outside ASCII
+    if not ascii_only and _BIDI.search(text):
         found.append("bidi")
-    if _INVISIBLE.search(text):
+    if not ascii_only and _INVISIBLE.search(text):
         cleaned = _INVISIBLE.sub("", text)
         # Invisible characters inside words are hiding; a stray BOM is not.
         if len(text) - len(cleaned) > 1 or re.search(r"\w[\u200b-\u200d\u2060]\w", text):
@@ -143,14 +145,15 @@ def canonicalise(text: str) -> Canonical:
         if unquoted != out:
             found.append("percent")
             out = unquoted
-    extra = _decoded_payloads(out, found) if len(out) >= 24 else []
+    extra = _decoded_payloads(out, found) if len(out) >= 24 and _LONG_RUN.search(out) else []
     spaced = [m.group(0) for m in _SPACED.finditer(out)] if " " in out else []
     joined = [re.sub(r"[ .\-_*]", "", s) for s in spaced if len(s) >= 11]
     if joined:
         found.append("spaced")
         extra.extend(joined)
     # ROT13 is left to the rules: decoding every word would double the cost for nothing.
-    out = _WS.sub(" ", out)
+    if "  " in out or "\t" in out or "\f" in out or "\v" in out:
+        out = _WS.sub(" ", out)
     if extra:
         out = out + "\n" + "\n".join(_WS.sub(" ", e) for e in extra)
     return Canonical(out, tuple(dict.fromkeys(found)))
