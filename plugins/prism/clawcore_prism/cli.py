@@ -9,11 +9,12 @@ from rich.console import Console
 from rich.table import Table
 
 from clawcore.errors import ClawcoreError
+from clawcore_prism.monitor import Monitor
 
 __all__ = ["command"]
 
 
-def _monitor(ctx: click.Context):  # type: ignore[no-untyped-def]
+def _monitor(ctx: click.Context) -> Monitor:
     from clawcore.config import load_config
 
     from clawcore_prism.plugin import monitor_for

@@ -10,8 +10,9 @@ or flags it (fail-closed).
 
 from __future__ import annotations
 
-import concurrent.futures
+import queue
 import re
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -60,18 +61,22 @@ def classify_with_model(model: ChatModel, text: str, *, direct: bool, timeout_s:
     where = "as a user's message" if direct else "inside a tool's output (a web page, e-mail or file)"
     excerpt = text if len(text) <= MAX_CHARS else text[: MAX_CHARS // 2] + "\n…\n" + text[-MAX_CHARS // 2:]
     messages = [Message("system", PROMPT.format(where=where)), Message("user", f"<data>\n{excerpt}\n</data>")]
-    executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="prism-llm")
-    try:
-        future = executor.submit(model.complete, messages)
+    outcome: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
+
+    def ask() -> None:
         try:
-            reply = future.result(timeout=timeout_s)
-        except concurrent.futures.TimeoutError as exc:
-            raise LlmFailure(f"model did not answer within {timeout_s:g}s") from exc
-        except Exception as exc:
-            raise LlmFailure(f"model failed: {type(exc).__name__}: {exc}") from exc
-    finally:
-        # Never wait for a hung model: the thread finishes on its own; the verdict does not wait.
-        executor.shutdown(wait=False, cancel_futures=True)
+            outcome.put((True, model.complete(messages)))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller as a failure
+            outcome.put((False, exc))
+
+    # A daemon thread: a hung model neither delays the verdict past the timeout nor blocks process exit.
+    threading.Thread(target=ask, name="prism-llm", daemon=True).start()
+    try:
+        ok, reply = outcome.get(timeout=timeout_s)
+    except queue.Empty as exc:
+        raise LlmFailure(f"model did not answer within {timeout_s:g}s") from exc
+    if not ok:
+        raise LlmFailure(f"model failed: {type(reply).__name__}: {reply}") from reply
     found = _ANSWER.search(str(getattr(reply, "content", "")).upper())
     if not found:
         raise LlmFailure("model answer had no verdict word")

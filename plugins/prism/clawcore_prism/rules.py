@@ -127,6 +127,7 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:strictly|only)\s+(?:adhere|follow|obey|comply)\s+(?:to\s+)?(?:the\s+)?(?:following|these|my|new)\b"),
     _r("override.multilingual", "override", 0.85,
        r"\b(?:ignorier(?:e|en)?|vergiss|missachte)\b[\s\w,]{0,30}?\b(?:vorherigen|bisherigen|obigen|alle[ns]?)\b[\s\w]{0,20}?\b(?:anweisungen|befehle|instruktionen|regeln|vorgaben)\b"
+       r"|\bvergiss\s+(?:einfach\s+)?alles\b|\bignorier(?:e|en)?\s+(?:einfach\s+)?(?:alles|alle)\b(?:\s+\w+){0,3}?\s+(?:davor|zuvor|oben|vorher|bisher)"
        r"|\b(?:ignora|olvida|descarta)\b[\s\w,]{0,30}?\b(?:instrucciones|indicaciones|reglas|órdenes)\b(?:\s+\w+){0,2}?\s+(?:anteriores|previas)"
        r"|\b(?:ignore[zr]?|oublie[zr]?)\b[\s\w,]{0,30}?\b(?:instructions|consignes|règles)\s+(?:précédentes|antérieures)"
        r"|\b(?:ignora|dimentica)\b[\s\w,]{0,30}?\b(?:istruzioni|regole)\s+(?:precedenti)"),
@@ -149,7 +150,7 @@ RULES: tuple[Rule, ...] = (
     _r("role.openai-policy", "role", 0.6,
        r"\b(?:OpenAI|Anthropic|content)\s*(?:'s)?\s+(?:content\s+)?polic(?:y|ies)\b[\s\S]{0,60}?\b(?:ignore|violate|doesn't\s+apply|no\s+longer|not\s+apply|bypass|disregard|break)|\b(?:ignore|violate|bypass|disregard|break)\s+(?:\w+\s+){0,2}(?:OpenAI|Anthropic)(?:'s)?\s+(?:content\s+)?polic"),
     _r("role.persona-switch", "role", 0.4,
-       rf"\b(?:you\s+are\s+(?:now|going\s+to\s+(?:be|act|pretend))|from\s+now\s+on,?\s+you\s+(?:are|will|must|shall)|act\s+as\s+(?:an?\s+)?(?:evil|rogue|unrestricted|uncensored|unfiltered|malicious)|pretend\s+(?:to\s+be|you\s+are)\s+(?:an?\s+)?(?:evil|unrestricted|uncensored|unfiltered|different)\s+{_AI}?)"),
+       rf"\b(?:you\s+are\s+(?:now|going\s+to\s+(?:be|act|pretend))|(?:^|[.!?]\s*)now,?\s+you\s+are\s+(?!done|ready|all\s+set)|from\s+now\s+on,?\s+you\s+(?:are|will|must|shall)|act\s+as\s+(?:an?\s+)?(?:evil|rogue|unrestricted|uncensored|unfiltered|malicious)|pretend\s+(?:to\s+be|you\s+are)\s+(?:an?\s+)?(?:evil|unrestricted|uncensored|unfiltered|different)\s+{_AI}?)"),
     _r("role.stay-in-character", "role", 0.5,
        r"\b(?:stay|remain|never\s+break|don't\s+break|do\s+not\s+break)\s+(?:in\s+)?character\b|\bstay\s+in\s+character\b"),
     _r("role.dual-response", "role", 0.55,
