@@ -86,8 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         codes.append(step(python, "scale.py", scale, markdown, 4 * 3600 if args.million else 3600))
         parts.append(markdown.read_text(encoding="utf-8"))
     total = time.monotonic() - started
+    revision = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=False).stdout.strip() or "unknown"
     summary = (f"Whole run: `.venv/bin/python bench/run_all.py {' '.join(argv if argv is not None else sys.argv[1:])}`"
-               f" — {total / 60:.1f} minutes.\n")
+               f" — {total / 60:.1f} minutes, at commit {revision}.\n")
     print(summary)
     if not args.no_readme:
         write_readme("".join(parts) + summary)

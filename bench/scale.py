@@ -22,8 +22,13 @@ Systems:
 - bm25s: BM25 only; it has no incremental update, so one edited file costs a
   full re-index (measured as such);
 - quantisation: sqlite-vec's exact (brute-force) ``vec0`` KNN over float32, int8
-  and binary vectors of the same chunks, the quantised ones rescored with the
-  float vectors; recall@10 against the exact float top 10.
+  and binary vectors, the quantised ones rescored with the float vectors;
+  recall@10 against the exact float top 10. clawcore's memory engine has no
+  quantisation option, so this is measured here directly against sqlite-vec.
+  The vectors are synthetic dense unit vectors shaped like sentence
+  embeddings (``dense_vectors``), not the hash vectors: sparse hash vectors
+  quantise to bits meaninglessly. Speed does not depend on the values (the scan
+  is exhaustive); recall does, so it is indicative of real models only.
 
 txtai and LangChain are left out here: both embed every chunk with the model
 as they index (no way to feed them the same vectors without writing an

@@ -72,4 +72,10 @@ class Report:
 
 def command_line(script: str) -> str:
     """The command as a reader would type it again."""
-    return " ".join([f".bench-venv/bin/python bench/{script}", *sys.argv[1:]])
+    args, skip = [], False
+    for arg in sys.argv[1:]:
+        if skip or arg == "--markdown":
+            skip = not skip
+            continue
+        args.append(f"'{arg}'" if " " in arg else arg)
+    return " ".join([f".bench-venv/bin/python bench/{script}", *args])
