@@ -279,3 +279,26 @@ def test_unwritable_index_location_is_one_clear_error(workspace: Path, open_mem,
     blocker.write_text("a file where the index folder should be")
     with pytest.raises(MemoryAccessError, match="cannot open the memory index"):
         open_mem(workspace, index=blocker / "index" / "memory.sqlite")
+
+
+def test_corruption_found_by_a_search_is_repaired_and_the_search_answered(
+    workspace: Path, open_mem, tmp_path: Path, monkeypatch
+) -> None:
+    from clawcore.memory import engine
+
+    # As for a large index: no integrity check on open, so the search meets the bad pages.
+    monkeypatch.setattr(engine, "_CHECK_ON_OPEN_BYTES", 0)
+    index = tmp_path / "idx" / "memory.sqlite"
+    memory = open_mem(workspace, {"sync": {"onSearch": False}}, index=index)
+    memory.sync()
+    memory.close()
+    size = index.stat().st_size
+    with index.open("r+b") as handle:
+        for page in range(1, size // 4096):
+            handle.seek(page * 4096 + 8)
+            handle.write(b"\xff" * 200)
+    again = open_mem(workspace, {"sync": {"onSearch": False}}, index=index)
+    response = again.search("kayak lake")
+    assert response.results[0].path == "memory/2024-05-02.md"
+    assert any("could not be read" in w for w in response.warnings)
+    assert list(index.parent.glob("memory.sqlite.corrupt-*"))

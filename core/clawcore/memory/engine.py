@@ -15,7 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -43,6 +43,8 @@ Progress = Callable[[int, int], None]
 
 #: Meta keys whose change means the whole index must be rebuilt.
 IDENTITY = ("schema", "fts", "provider", "model", "dims", "chunkTokens", "chunkOverlap")
+#: Index files up to this size get SQLite's integrity check when opened.
+_CHECK_ON_OPEN_BYTES = 64 * 1024 * 1024
 
 
 def _is_corruption(exc: BaseException) -> bool:
@@ -92,6 +94,8 @@ class Memory:
         self._inode: int | None = None
         self._matrix: tuple[int, np.ndarray, np.ndarray] | None = None
         self._closed = False
+        #: Set when an unreadable index was moved aside: the next search rebuilds first.
+        self._restore = False
         if self._choice.degraded:
             self._warn(self._choice.reason + "; searching by keyword until a provider works")
         self._open()
@@ -149,9 +153,12 @@ class Memory:
         store: Store | None = None
         try:
             store = connect(path)
-            row = store.conn.execute("PRAGMA quick_check(1)").fetchone()
-            if row is None or row[0] != "ok":
-                raise _CorruptIndex(f"integrity check failed: {row[0] if row else 'no answer'}")
+            # A full integrity check costs a read of the whole file: worth it on open for
+            # ordinary indexes; a larger one is checked when a query or sync hits a bad page.
+            if path.exists() and path.stat().st_size <= _CHECK_ON_OPEN_BYTES:
+                row = store.conn.execute("PRAGMA quick_check(1)").fetchone()
+                if row is None or row[0] != "ok":
+                    raise _CorruptIndex(f"integrity check failed: {row[0] if row else 'no answer'}")
             meta = store.meta()
         except (*DATABASE_ERRORS, _CorruptIndex) as exc:  # type: ignore[misc]
             if store is not None:
@@ -196,6 +203,7 @@ class Memory:
             source = Path(str(path) + suffix)
             if source.exists():
                 os.replace(source, Path(str(target) + suffix))
+        self._restore = True
         self._warn(
             f"memory index {path} could not be read ({exc}); moved it to {target.name} "
             "and rebuilding it from the Markdown files"
@@ -252,6 +260,7 @@ class Memory:
             return self._sync_once(progress, True, started)
 
     def _sync_once(self, progress: Progress | None, force: bool, started: float) -> SyncReport:
+        self._restore = False
         store = self.store
         meta = store.meta()
         rebuilt = force or not self._matches(meta)
@@ -591,63 +600,80 @@ class Memory:
             raise MemoryAccessError(f"minScore must be a number of at least 0, got {min_score!r}")
         query = query.strip()[:4000]
         with self._lock:
-            warnings = self._sync_before_search() if self.settings.sync_on_search else []
-            store = self.store
-            meta = store.meta()
-            wanted = max(s.candidates, k * s.per_file * 4)
-            candidates: dict[int, Candidate] = {}
-            # One keyword query serves twice: its top ``wanted`` are candidates, the longer
-            # list gives BM25 scores to chunks that only the vector search found.
-            extended = self._bm25(store, query, wanted * 4, warnings) if keyword else {}
-            text_scores = dict(sorted(extended.items(), key=lambda item: -item[1])[:wanted])
-            self._fetch(store, text_scores, candidates)
-            vector_scores: dict[int, float] = {}
-            mode = "fts-only"
-            reason = ""
-            provider = self.provider
-            if vector:
-                if provider is None:
-                    reason = self._choice.reason
-                elif not self._matches(meta):
+            try:
+                return self._search(query, k, float(floor), keyword, vector)
+            except DATABASE_ERRORS as exc:
+                if not _is_corruption(exc):
+                    raise MemoryAccessError(f"memory search failed: {exc}") from exc
+                with self._file_lock:
+                    self.store.close()
+                    self._store = None
+                    self._quarantine(exc)
+                    self._open()
+                    self._sync_locked(None, True)
+                response = self._search(query, k, float(floor), keyword, vector)
+                note = self._notes[-1] if self._notes else ""
+                return replace(response, warnings=tuple(dict.fromkeys((*response.warnings, note)))) if note else response
+
+    def _search(self, query: str, k: int, floor: float, keyword: bool, vector: bool) -> SearchResponse:
+        s = self.settings.search
+        warnings = self._sync_before_search() if self.settings.sync_on_search or self._restore else []
+        store = self.store
+        meta = store.meta()
+        wanted = max(s.candidates, k * s.per_file * 4)
+        candidates: dict[int, Candidate] = {}
+        # One keyword query serves twice: its top ``wanted`` are candidates, the longer
+        # list gives BM25 scores to chunks that only the vector search found.
+        extended = self._bm25(store, query, wanted * 4, warnings) if keyword else {}
+        text_scores = dict(sorted(extended.items(), key=lambda item: -item[1])[:wanted])
+        self._fetch(store, text_scores, candidates)
+        vector_scores: dict[int, float] = {}
+        mode = "fts-only"
+        reason = ""
+        provider = self.provider
+        if vector:
+            if provider is None:
+                reason = self._choice.reason
+            elif not self._matches(meta):
+                reason = (
+                    f"the index is being rebuilt for provider {provider.name!r} ({provider.model}); "
+                    "answered by keyword search from the current index meanwhile"
+                )
+                warnings.append(reason)
+            else:
+                try:
+                    [qv] = embed_checked(provider, [query])
+                except Exception as exc:  # noqa: BLE001 - the provider's failure must not fail the search
                     reason = (
-                        f"the index is being rebuilt for provider {provider.name!r} ({provider.model}); "
-                        "answered by keyword search from the current index meanwhile"
+                        f"embedding provider {provider.name!r} failed for this query "
+                        f"({type(exc).__name__}: {exc}); answered by keyword search"
                     )
                     warnings.append(reason)
                 else:
-                    try:
-                        [qv] = embed_checked(provider, [query])
-                    except Exception as exc:  # noqa: BLE001 - the provider's failure must not fail the search
-                        reason = (
-                            f"embedding provider {provider.name!r} failed for this query "
-                            f"({type(exc).__name__}: {exc}); answered by keyword search"
-                        )
-                        warnings.append(reason)
-                    else:
-                        query_vector = np.asarray(qv, dtype=np.float32)
-                        vector_scores = self._knn(store, query_vector, wanted, candidates)
-                        mode = "hybrid"
-                        if keyword:
-                            # Score the union exactly: a chunk found by one search gets its
-                            # real score from the other, not a zero for being outside its top list.
-                            self._complete_vector(store, query_vector, text_scores, vector_scores)
-                            self._complete_text(extended, vector_scores, text_scores)
-            fused = fuse(text_scores, vector_scores, s)
-            ranked = rank(candidates, fused, s, max_results=k, min_score=float(floor))
-            results = []
-            for candidate, score in ranked:
-                snippet, _ = snippet_for(candidate.text, query)
-                results.append(
-                    SearchResult(candidate.path, candidate.start_line, candidate.end_line, score, snippet, candidate.source)
-                )
-            return SearchResponse(
-                query=query,
-                results=tuple(results),
-                mode=mode,  # type: ignore[arg-type]
-                provider=provider.name if provider and mode == "hybrid" else None,
-                reason=reason,
-                warnings=tuple(dict.fromkeys(warnings)),
+                    query_vector = np.asarray(qv, dtype=np.float32)
+                    vector_scores = self._knn(store, query_vector, wanted, candidates)
+                    mode = "hybrid"
+                    if keyword:
+                        # Score the union exactly: a chunk found by one search gets its
+                        # real score from the other, not a zero for being outside its top list.
+                        self._complete_vector(store, query_vector, text_scores, vector_scores)
+                        self._complete_text(extended, vector_scores, text_scores)
+        fused = fuse(text_scores, vector_scores, s)
+        ranked = rank(candidates, fused, s, max_results=k, min_score=floor)
+        results = []
+        for candidate, score in ranked:
+            snippet, _ = snippet_for(candidate.text, query)
+            results.append(
+                SearchResult(candidate.path, candidate.start_line, candidate.end_line, score, snippet, candidate.source)
             )
+        return SearchResponse(
+            query=query,
+            results=tuple(results),
+            mode=mode,  # type: ignore[arg-type]
+            provider=provider.name if provider and mode == "hybrid" else None,
+            reason=reason,
+            warnings=tuple(dict.fromkeys(warnings)),
+        )
 
     def _sync_before_search(self) -> list[str]:
         try:
