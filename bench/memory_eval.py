@@ -256,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             memories = open_indexes(args, pm, workspaces, tmp)
             provider_names = {m.provider.name if m.provider else "none" for m in memories.values()}
+            if args.provider != "none" and provider_names == {"none"}:
+                reason = next(iter(memories.values())).status()["reason"]
+                console.print(f"[yellow]provider {args.provider!r} is not in use ({reason}); BM25 only[/]")
             table_rows = []
             for mode in args.modes.split(","):
                 if mode != "bm25" and provider_names == {"none"}:
