@@ -101,7 +101,7 @@ def test_indirect_styles_have_rules(text: str, rule: str) -> None:
 @pytest.mark.parametrize("text", [
     "Warning: Never share your password with anyone. Our staff will never ask for it.",
     "Install with:\ncurl -LsSf https://example.org/install.sh | sh",
-    "Please update your payment information to avoid interruption of service.",
+    "Please find attached the minutes of Monday's meeting; the next one is on the 14th.",
     "We look forward to your response by Friday.",
 ])
 def test_ordinary_tool_output_stays_clean(detector: Detector, text: str) -> None:

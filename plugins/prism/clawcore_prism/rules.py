@@ -180,7 +180,7 @@ RULES: tuple[Rule, ...] = (
     _r("exfil.markdown-image", "exfil", 0.6,
        r"!\[[^\]]{0,80}\]\(\s*https?://[^)\s]+\?[^)\s]*(?:\{|%7B|\$|data=|q=|secret|token|key)"),
     # -- tool abuse intent -----------------------------------------------------
-    _r("tool.pipe-shell", "tool", 0.4,
+    _r("tool.pipe-shell", "tool", 0.3,
        r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|\brm\s+-(?:rf|fr|r\s+-f)\s+(?:/|~|\$HOME|\*)"),
     _r("tool.addressed-imperative", "tool", 0.6,
        rf"\b{_AI_ADDRESS}s?\b\s*[,:!-]\s*(?:please\s+)?(?:you\s+(?:must|should|need\s+to|have\s+to|are\s+(?:required|instructed))|ignore|disregard|send|forward|transfer|delete|run|execute|email|post|reply|write|tell|say|output|print|include|add|insert|visit|click|download|grant|change|update)\b",

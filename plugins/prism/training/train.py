@@ -9,9 +9,9 @@ library). Data:
   next to the repository): bipia and injecagent for the segment head,
   garak for the message head; text-chat is never trained on (it stays a
   held-out benign set);
-* ordinary text that is not an attack, from this machine: the Python
-  language reference (``pydoc_data.topics``), module docstrings, the
-  descriptions of installed distributions, and the LoCoMo dialogue turns when
+* ordinary text that is not an attack, the same on every machine with this
+  Python version: the Python language reference (``pydoc_data.topics``) and
+  standard-library docstrings; and the LoCoMo dialogue turns when
   ``../shared/eval/locomo-dev`` exists;
 * hand-written examples in ``training/data`` (benign requests and tool
   output with human-directed imperatives, injections and direct attacks in
@@ -28,7 +28,6 @@ import argparse
 import gzip
 import importlib
 import json
-import pkgutil
 import random
 import re
 import sys
@@ -140,7 +139,8 @@ def _pydoc_topics() -> list[str]:
 
 def _docstrings(limit: int = 1500) -> list[str]:
     texts: list[str] = []
-    names = sorted(m.name for m in pkgutil.iter_modules() if not m.name.startswith("_"))
+    # The standard library only: the same text on every machine with this Python version (reproducible).
+    names = sorted(n for n in sys.stdlib_module_names if not n.startswith("_"))
     for name in names:
         if name in {"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"} or "test" in name \
                 or name.startswith("clawcore"):
@@ -156,19 +156,6 @@ def _docstrings(limit: int = 1500) -> list[str]:
         if len(texts) >= limit:
             break
     return texts[:limit]
-
-
-def _distribution_descriptions() -> list[str]:
-    from importlib import metadata
-
-    texts = []
-    for dist in metadata.distributions():
-        body = dist.metadata.get_payload() if hasattr(dist.metadata, "get_payload") else ""
-        body = body or dist.metadata.get("Description", "") or ""
-        for para in re.split(r"\n\s*\n", str(body)):
-            if 40 <= len(para) <= 3000:
-                texts.append(para)
-    return texts
 
 
 def _locomo(eval_dir: Path) -> list[str]:
@@ -214,7 +201,7 @@ def synthetic_requests(rng: random.Random, count: int = 400) -> list[str]:
 
 def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
     docs: list[Doc] = []
-    prose = _pydoc_topics() + _docstrings() + _distribution_descriptions()
+    prose = _pydoc_topics() + _docstrings()
     rng.shuffle(prose)
     prose = prose[:4000]
     for i, text in enumerate(prose):
