@@ -311,7 +311,11 @@ class Runtime:
                     answer = False
                     record["confirmation_error"] = f"{type(exc).__name__}: {exc}"
                 record["confirmation"] = "approved" if answer else "refused"
-            final = Decision(Action.ALLOW if answer else Action.DENY, decision.reasons, decision.rules, decision.source)
+            if answer:
+                final = Decision(Action.ALLOW, decision.reasons, decision.rules, decision.source)
+            else:
+                why = "no one can confirm here (non-interactive)" if self.confirm is None else "confirmation refused"
+                final = Decision(Action.DENY, (*decision.reasons, why), decision.rules, decision.source)
         else:
             final = decision
         record["final"] = final.action.value
