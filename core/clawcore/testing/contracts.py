@@ -152,17 +152,18 @@ class RetrieverContract:
                 return MyRetriever(contract_workspace, tmp_path / "index")
     """
 
-    NOTES = {
-        "MEMORY.md": "# Preferences\n\nThe user prefers green tea over coffee.\nEditor: Helix.\n",
-        "memory/2024-05-01.md": "# 2024-05-01\n\n- Alice: The database migration runs on Friday.\n- Bob: Lunch was pizza.\n",
-        "memory/2024-05-02.md": "# 2024-05-02\n\n- Alice: The kayak trip to the lake is in June.\n- Bob: I bring the tent.\n",
-        "memory/2024-05-03.md": "# 2024-05-03\n\n我们决定使用数据库迁移\n",
-    }
+    #: ``(relative path, text)`` of the memory files the suite searches.
+    NOTES = (
+        ("MEMORY.md", "# Preferences\n\nThe user prefers green tea over coffee.\nEditor: Helix.\n"),
+        ("memory/2024-05-01.md", "# 2024-05-01\n\n- Alice: The database migration runs on Friday.\n- Bob: Lunch was pizza.\n"),
+        ("memory/2024-05-02.md", "# 2024-05-02\n\n- Alice: The kayak trip to the lake is in June.\n- Bob: I bring the tent.\n"),
+        ("memory/2024-05-03.md", "# 2024-05-03\n\n我们决定使用数据库迁移\n"),
+    )
 
     @pytest.fixture
     def contract_workspace(self, tmp_path: Path) -> Path:
         workspace = tmp_path / "contract-workspace"
-        for relative, text in self.NOTES.items():
+        for relative, text in self.NOTES:
             path = workspace / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
