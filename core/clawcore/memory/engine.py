@@ -30,7 +30,7 @@ from clawcore.memory.locking import IndexLock
 from clawcore.memory.ranking import Candidate, cosine_from_l2, fuse, rank, snippet_for
 from clawcore.memory.results import SearchResponse, SearchResult, SyncReport
 from clawcore.memory.settings import MemorySettings
-from clawcore.memory.sources import MemoryFile, discover, resolve_memory_path
+from clawcore.memory.sources import MemoryFile, discover, listing, resolve_memory_path
 from clawcore.memory.store import DATABASE_ERRORS, SCHEMA_VERSION, Store, connect, pack, unpack
 from clawcore.types import EmbeddingProvider
 
@@ -93,6 +93,7 @@ class Memory:
         self._store: Store | None = None
         self._inode: int | None = None
         self._matrix: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._discovered: tuple[tuple[object, ...], list[MemoryFile]] | None = None
         self._closed = False
         #: Set when an unreadable index was moved aside: the next search rebuilds first.
         self._restore = False
@@ -292,7 +293,15 @@ class Memory:
         return fresh
 
     def _discover(self) -> list[MemoryFile]:
-        return discover(self.workspace, self.settings.extra_paths)
+        """The memory files now; reuses the last answer while the folders list the same
+        names (see :func:`listing`), so the check before each search stays cheap."""
+        fingerprint = listing(self.workspace, self.settings.extra_paths)
+        cached = self._discovered
+        if fingerprint is not None and cached is not None and cached[0] == fingerprint:
+            return cached[1]
+        files = discover(self.workspace, self.settings.extra_paths)
+        self._discovered = (fingerprint, files) if fingerprint is not None else None
+        return files
 
     def _index_into(self, store: Store, progress: Progress | None) -> _Counts:
         """Incremental sync of ``store`` (the live index or a rebuild's new file)."""
@@ -358,7 +367,7 @@ class Memory:
         conn = store.conn
         ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path = ?", (path,))]
         if ids:
-            conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(i,) for i in ids])
+            store.delete_fts(ids)
             if store.has_table("chunks_vec") and store.vec:
                 conn.executemany("DELETE FROM chunks_vec WHERE rowid = ?", [(i,) for i in ids])
             conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
@@ -528,7 +537,19 @@ class Memory:
                 store.create_schema(dims)
                 conn.execute("INSERT INTO main.files SELECT * FROM fresh.files")
                 conn.execute("INSERT INTO main.chunks SELECT * FROM fresh.chunks")
-                conn.execute("INSERT INTO main.chunks_fts(rowid, text) SELECT rowid, text FROM fresh.chunks_fts")
+                # The FTS table keeps no text to copy: index the chunks again, in batches.
+                last = 0
+                while True:
+                    rows = conn.execute(
+                        "SELECT id, text FROM main.chunks WHERE id > ? ORDER BY id LIMIT 1000", (last,)
+                    ).fetchall()
+                    if not rows:
+                        break
+                    conn.executemany(
+                        "INSERT INTO main.chunks_fts(rowid, text) VALUES (?, ?)",
+                        [(cid, fts_text(text)) for cid, text in rows],
+                    )
+                    last = rows[-1][0]
                 has_vec = conn.execute("SELECT 1 FROM fresh.sqlite_master WHERE name = 'chunks_vec'").fetchone()
                 if store.vec and dims and has_vec:
                     conn.execute(
@@ -559,7 +580,7 @@ class Memory:
             return True
         for f in files:
             try:
-                st = f.real.stat()
+                st = os.stat(f.real)
             except OSError:
                 return True
             if rows.get(f.path) != (st.st_mtime_ns, st.st_size):
@@ -709,7 +730,9 @@ class Memory:
             return {}
         try:
             rows = store.conn.execute(
-                "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
+                # ``rank`` is bm25(chunks_fts), computed once per match for the ORDER BY;
+                # selecting bm25() as well would compute it again for every row returned.
+                "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
                 (expression, limit),
             ).fetchall()
         except DATABASE_ERRORS as exc:  # never expected: every term is quoted

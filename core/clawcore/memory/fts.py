@@ -21,8 +21,9 @@ __all__ = ["FTS_SCHEME", "TOKENIZER", "fts_text", "match_expression"]
 
 #: Porter stemming over unicode61 (diacritics folded): "painted" finds "painting".
 TOKENIZER = "porter unicode61 remove_diacritics 2"
-#: Written into the index meta; a change rebuilds the index.
-FTS_SCHEME = f"cjk-bigram-v1/{TOKENIZER}"
+#: Written into the index meta; a change rebuilds the index. "contentless": the
+#: FTS table holds no copy of the text (indexes written before are rebuilt).
+FTS_SCHEME = f"cjk-bigram-v1/contentless/{TOKENIZER}"
 
 
 def fts_text(text: str) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from clawcore.errors import MemoryAccessError
 
-__all__ = ["MemoryFile", "discover", "note_date", "resolve_memory_path", "source_weight"]
+__all__ = ["MemoryFile", "discover", "listing", "note_date", "resolve_memory_path", "source_weight"]
 
 ROOT_FILES = ("MEMORY.md", "memory.md")
 _DATED = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
@@ -107,6 +107,63 @@ def discover(workspace: Path, extra_paths: Iterable[str] = ()) -> list[MemoryFil
         elif extra.is_file():
             consider(extra, "extra", trusted=True)
     return list(found.values())
+
+
+def _names_under(folder: str, into: list[object]) -> bool:
+    """Append every entry name under ``folder`` (recursively, not following links);
+    False when a symlink could be a memory file (its target is resolved per call)."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        into.append((folder, type(exc).__name__))
+        return True
+    into.append(folder)
+    for entry in entries:
+        if entry.is_symlink():
+            if entry.name.lower().endswith(".md"):
+                return False
+            into.append(("link", entry.name))
+        elif entry.is_dir(follow_symlinks=False):
+            if not _names_under(entry.path, into):
+                return False
+        else:
+            into.append(entry.name)
+    return True
+
+
+def listing(workspace: Path, extra_paths: Iterable[str] = ()) -> tuple[object, ...] | None:
+    """A fingerprint of everything :func:`discover` decides by: the names (and kinds)
+    of the entries it walks and where the folders really are. Equal fingerprints
+    mean ``discover`` returns the same files, so its answer can be reused; this
+    costs one ``scandir`` per folder instead of per-file path work. None when
+    the answer cannot be reused (a symlinked Markdown file: its target may
+    change without any listing changing).
+    """
+    workspace = Path(workspace).expanduser().absolute()
+    parts: list[object] = [os.path.realpath(workspace)]
+    for name in ROOT_FILES:
+        path = workspace / name
+        if os.path.islink(path):
+            return None
+        parts.append((name, os.path.isfile(path)))
+    try:
+        parts.append(tuple(sorted(n for n in os.listdir(workspace) if n in ROOT_FILES)))
+    except OSError as exc:
+        parts.append(type(exc).__name__)
+    folders = [workspace / "memory"]
+    for entry in extra_paths:
+        extra = Path(os.path.expanduser(entry))
+        extra = extra if extra.is_absolute() else workspace / extra
+        if os.path.islink(extra) and not extra.is_dir():
+            return None
+        parts.append((str(extra), extra.is_dir(), extra.is_file()))
+        folders.append(extra)
+    for folder in folders:
+        real = os.path.realpath(folder)
+        parts.append((str(folder), real, os.path.isdir(real)))
+        if os.path.isdir(real) and not _names_under(real, parts):
+            return None
+    return tuple(parts)
 
 
 def resolve_memory_path(requested: str, files: Iterable[MemoryFile], workspace: Path) -> MemoryFile:

@@ -17,11 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from clawcore.memory.fts import TOKENIZER
+from clawcore.memory.fts import TOKENIZER, fts_text
 
 __all__ = ["DATABASE_ERRORS", "SCHEMA_VERSION", "Store", "connect", "pack", "unpack"]
 
 SCHEMA_VERSION = "1"
+#: Page cache per connection (see :func:`connect`).
+CACHE_KIB = 32 * 1024
 
 
 def _database_errors() -> tuple[type[BaseException], ...]:
@@ -91,7 +93,12 @@ class Store:
         )
         c.execute("CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path)")
         c.execute("CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash)")
-        c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='{TOKENIZER}')")
+        # Contentless: the text lives once, in ``chunks``; FTS5 keeps only its index
+        # (and the document sizes BM25 needs). Rows are removed with FTS5's 'delete'
+        # command, which takes the indexed text again (see :meth:`delete_fts`).
+        c.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, content='', tokenize='{TOKENIZER}')"
+        )
         c.execute(
             "CREATE TABLE IF NOT EXISTS embedding_cache (provider TEXT NOT NULL, model TEXT NOT NULL, "
             "hash TEXT NOT NULL, dims INTEGER NOT NULL, vector BLOB NOT NULL, "
@@ -99,6 +106,29 @@ class Store:
         )
         if dims and self.vec:
             c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0(embedding float[{int(dims)}])")
+
+    def delete_fts(self, ids: Sequence[int]) -> None:
+        """Remove these chunks from the FTS table; call before their ``chunks`` rows go.
+
+        A contentless table forgets a row only when given the text it indexed,
+        which :func:`fts_text` derives again from ``chunks.text``. An index
+        written before the table was contentless (about to be rebuilt) takes a
+        plain DELETE.
+        """
+        if not ids:
+            return
+        sql = self.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()
+        if sql is None or "content=''" not in sql[0]:
+            self.conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(i,) for i in ids])
+            return
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            rows = self.conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", batch).fetchall()
+            self.conn.executemany(
+                "INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', ?, ?)",
+                [(cid, fts_text(text)) for cid, text in rows],
+            )
 
     def has_table(self, name: str) -> bool:
         row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone()
@@ -185,6 +215,12 @@ def connect(path: Path, *, busy_timeout_s: float = 30.0) -> Store:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
+            # Searches read the FTS doclists and vector chunks of much of the index;
+            # a larger page cache (default 2 MB) keeps them between searches. No
+            # mmap: with it, a search over corrupted pages answered empty instead
+            # of raising the error that makes the index repair itself.
+            conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+            conn.execute("PRAGMA temp_store = MEMORY")
         except BaseException:
             conn.close()
             raise
