@@ -86,7 +86,7 @@ def parse_size(value: str | int) -> int:
     return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
 
 
-def parse_duration(value: str | int | float) -> float:
+def parse_duration(value: str | float) -> float:
     """Seconds in a duration (``30s``, ``500ms``, ``2m``, ``1h``, or a number of seconds)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)

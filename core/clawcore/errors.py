@@ -7,7 +7,7 @@ without a traceback and exits with :attr:`ClawcoreError.exit_code`.
 
 from __future__ import annotations
 
-__all__ = ["ClawcoreError", "ConfigError", "PluginError", "MemoryAccessError", "PathDenied"]
+__all__ = ["ClawcoreError", "ConfigError", "MemoryAccessError", "PathDenied", "PluginError"]
 
 
 class ClawcoreError(Exception):

@@ -324,7 +324,7 @@ class Runtime:
 
     # -- sessions ------------------------------------------------------------
 
-    def session(self, id: str | None = None, **options: Any) -> Session:  # noqa: A002 - the public name
+    def session(self, id: str | None = None, **options: Any) -> Session:
         """Open a chat session: a new one, or the existing transcript ``id``.
 
         ``options`` go to :class:`clawcore.agent.loop.Session` (``model``,

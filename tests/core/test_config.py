@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from clawcore.cli import main
 from clawcore.config import load_config, parse_duration, parse_size
 from clawcore.errors import ConfigError

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from clawcore import Action, Decision, HookContext, Level, Message, ToolCall, ToolResult, Verdict, hookimpl
 from clawcore.errors import PluginError
 from clawcore.hooks import Hooks, strictest
@@ -100,10 +99,10 @@ def test_other_decision_hooks_fail_closed(plugin_manager, register_plugin, tmp_p
     # pluggy needs the real argument names: build the implementation explicitly
     if hook == "message_sending":
         Broken.message_sending = hookimpl(lambda self, message, context: boom())
-        call = lambda h: h.message_sending(Message("assistant", "hi"), ctx(tmp_path))  # noqa: E731
+        call = lambda h: h.message_sending(Message("assistant", "hi"), ctx(tmp_path))
     else:
         Broken.subagent_spawning = hookimpl(lambda self, task, context: boom())
-        call = lambda h: h.subagent_spawning("summarise", ctx(tmp_path))  # noqa: E731
+        call = lambda h: h.subagent_spawning("summarise", ctx(tmp_path))
     register_plugin(Broken(), "broken")
     assert call(Hooks(plugin_manager)).action is Action.DENY
 

@@ -6,7 +6,6 @@ import inspect
 from pathlib import Path
 
 import pytest
-
 from clawcore import hookspecs
 from clawcore.types import AuditEvent, HookContext, Message, ToolCall, ToolResult
 

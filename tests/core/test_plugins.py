@@ -6,7 +6,6 @@ import sys
 
 import importlib_metadata
 import pytest
-
 from clawcore.errors import ConfigError, PluginError
 from clawcore.plugins import BUILTIN_PLUGINS, PluginSettings, get_plugin_manager, plugin_infos
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from clawcore import Action, Decision, Level, Tool, ToolResult, Verdict, hookimpl
 from clawcore.runtime import Runtime
 
