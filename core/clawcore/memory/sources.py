@@ -110,8 +110,9 @@ def discover(workspace: Path, extra_paths: Iterable[str] = ()) -> list[MemoryFil
 
 
 def _names_under(folder: str, into: list[object]) -> bool:
-    """Append every entry name under ``folder`` (recursively, not following links);
-    False when a symlink could be a memory file (its target is resolved per call)."""
+    """Append the name of every folder and Markdown file under ``folder`` (recursively,
+    not following links); False when a symlink could be a memory file (its target is
+    resolved per call)."""
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
@@ -126,8 +127,8 @@ def _names_under(folder: str, into: list[object]) -> bool:
         elif entry.is_dir(follow_symlinks=False):
             if not _names_under(entry.path, into):
                 return False
-        else:
-            into.append(entry.name)
+        elif entry.name.lower().endswith(".md"):
+            into.append(entry.name)  # other files are never memory: renaming one to .md shows here
     return True
 
 
