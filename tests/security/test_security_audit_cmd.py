@@ -130,6 +130,17 @@ def test_bash_without_confirmation(home: Path, capsys: pytest.CaptureFixture[str
     assert not _by_check(report, "tools.policy")
 
 
+def test_a_disabled_defence_builtin_is_critical(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _config(home, {"plugins": {"disable": ["policy"]}})
+    code, report = _audit(capsys, home)
+    [finding] = _by_check(report, "plugins")
+    assert finding["severity"] == "critical" and "'policy' is disabled" in finding["message"]
+    assert code != 0
+    _config(home, {})
+    _, report = _audit(capsys, home)
+    assert not _by_check(report, "plugins")
+
+
 def test_weakened_docker_options(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from clawcore.cli.state import build_plugin_manager
 

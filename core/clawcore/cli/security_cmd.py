@@ -279,6 +279,29 @@ def _monitor(config: Config, state: CliState) -> Iterator[_Found]:
         )
 
 
+#: Builtins whose absence removes a defence layer.
+_DEFENCE_BUILTINS = {
+    "policy": "the tool policy (every tool call would run unchecked by it)",
+    "redaction": "secret redaction of tool results, transcripts and outbound messages",
+    "audit": "the audit log",
+    "sandbox-local": "the local sandbox backend",
+}
+
+
+def _builtins(state: CliState) -> Iterator[_Found]:
+    pm = state.plugin_manager
+    for name, what in _DEFENCE_BUILTINS.items():
+        if pm.get_plugin(name) is None:
+            yield _Found(
+                Finding(
+                    "plugins",
+                    "critical",
+                    f"the builtin plugin {name!r} is disabled: {what} is off",
+                    f"remove {name} from plugins.disable and CLAWCORE_DISABLE_PLUGINS",
+                )
+            )
+
+
 def _sandbox(config: Config) -> Iterator[_Found]:
     sandbox = config.section("sandbox")
     if sandbox.get("isolation") == "none":
@@ -444,6 +467,7 @@ def run_checks(state: CliState) -> list[_Found]:
     found += _gateway(config)
     found += _plain_secrets(config)
     found += _permissions(config, audit_paths, audit.keys)
+    found += _builtins(state)
     found += _monitor(config, state)
     found += _sandbox(config)
     found += _audit_log(config)
