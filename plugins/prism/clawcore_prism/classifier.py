@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from clawcore_prism.features import BUCKETS, document_features, segment_features
+from clawcore_prism.features import BUCKETS, context_cues, document_features, segment_features
 
 __all__ = ["Classifier", "Head", "load_classifier"]
 
@@ -70,16 +70,23 @@ class Classifier:
     _memo: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
 
     def segment_scores(self, pieces: Sequence[str]) -> list[float]:
-        """Calibrated score per segment (memoised: boilerplate repeats across tool results)."""
+        """Calibrated score per segment of one document (memoised: boilerplate repeats across tool results).
+
+        ``pieces`` are all of one document's segments: whether a segment changes the document's topic
+        (:func:`~clawcore_prism.features.context_cues`) depends on the others.
+        """
         head = self.segment
         memo = self._memo
+        context = context_cues(pieces)
         scores = []
         for piece in pieces:
-            score = memo.get(piece)
+            cues = context[piece]
+            key = piece + "\x00" + " ".join(cues) if cues else piece
+            score = memo.get(key)
             if score is None:
                 if len(memo) > 8192:
                     memo.clear()
-                score = memo[piece] = head.calibrated(head.probability(segment_features(piece)))
+                score = memo[key] = head.calibrated(head.probability(segment_features(piece, cues)))
             scores.append(score)
         return scores
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 import math
 import re
 import zlib
+from collections import Counter
+from collections.abc import Sequence
 
-__all__ = ["BUCKETS", "document_features", "segment_features", "tokens"]
+__all__ = ["BUCKETS", "context_cues", "document_features", "segment_features", "tokens"]
 
 BUCKETS = 1 << 18
 
@@ -160,10 +162,59 @@ def _grams(words: list[str], prefix: str = "") -> list[int]:
     return hashes
 
 
-def segment_features(text: str) -> dict[int, float]:
-    """Sparse features of one segment (a sentence or a field): n-grams and structure, L2-normalised."""
+def segment_features(text: str, context: Sequence[str] = ()) -> dict[int, float]:
+    """Sparse features of one segment (a sentence or a field): n-grams and structure, L2-normalised.
+
+    ``context`` holds the segment's cues from :func:`context_cues` (what the rest of its document says
+    about it); they are added after normalisation at :data:`CONTEXT_WEIGHT`.
+    """
     words = tokens(text)
-    return _vector(_grams(words), [_hash(cue) for cue in _structure(text, words)])
+    vector = _vector(_grams(words), [_hash(cue) for cue in _structure(text, words)])
+    for cue in context:
+        vector[_hash(cue) & (BUCKETS - 1)] = CONTEXT_WEIGHT
+    return vector
+
+
+#: Words too common to say whether a sentence shares its document's topic.
+_STOPWORDS = frozenset("""
+the and for with that this from your have will are was were you our their they them there what when which about
+into than then been please also would could should
+""".split())
+#: A segment sharing fewer than this fraction of its content words with the rest of its document changed topic.
+NOVEL_SHARE = 0.15
+#: Value of a context cue in a segment's (otherwise L2-normalised) vector.
+CONTEXT_WEIGHT = 0.5
+
+
+def _content(words: list[str]) -> set[str]:
+    return {w for w in words if len(w) > 3 and w not in _STOPWORDS}
+
+
+def context_cues(pieces: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """Cues a segment gets from the rest of its document, for the segment head.
+
+    Injected instructions change the subject: a request to wire money inside a product review, a
+    question about the First World War inside a card statement. A segment of at least four content
+    words, none shared with any other segment (fewer than :data:`NOVEL_SHARE`), in a document of at
+    least three segments gets ``__novel__`` (and ``__novel_imperative__`` when it opens with a verb).
+    """
+    words = [tokens(piece) for piece in pieces]
+    sets = [_content(w) for w in words]
+    total: Counter[str] = Counter(word for content in sets for word in content)
+    out: dict[str, tuple[str, ...]] = {}
+    for piece, piece_words, content in zip(pieces, words, sets):
+        if piece in out:
+            continue
+        if len(pieces) < 3 or len(content) < 4:
+            out[piece] = ()
+            continue
+        shared = sum(1 for word in content if total[word] > 1)
+        if shared / len(content) >= NOVEL_SHARE:
+            out[piece] = ()
+            continue
+        first = next((word for word in piece_words if word not in _POLITE), "")
+        out[piece] = ("__novel__", "__novel_imperative__") if first in IMPERATIVE_VERBS else ("__novel__",)
+    return out
 
 
 #: Words of a long document beyond which document features stop (bounded cost; segments cover the rest).

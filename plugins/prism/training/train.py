@@ -44,20 +44,29 @@ sys.path.insert(0, str(HERE.parent))
 from clawcore_prism.canonical import canonicalise, segments  # noqa: E402
 from clawcore_prism.classifier import Classifier, Head  # noqa: E402
 from clawcore_prism.detector import Detector  # noqa: E402
-from clawcore_prism.features import BUCKETS  # noqa: E402
+from clawcore_prism.features import BUCKETS, context_cues  # noqa: E402
 from clawcore_prism.features import document_features as _document_features  # noqa: E402
 from clawcore_prism.features import segment_features as _segment_features  # noqa: E402
 
-_SEGMENT_CACHE: dict[str, dict[int, float]] = {}
+_SEGMENT_CACHE: dict[tuple[str, tuple[str, ...]], dict[int, float]] = {}
 _DOCUMENT_CACHE: dict[str, dict[int, float]] = {}
+_CONTEXT_CACHE: dict[int, dict[str, tuple[str, ...]]] = {}
 
 
-def segment_features(text: str) -> dict[int, float]:
-    """Features are pure functions of the text: computed once per training run."""
-    found = _SEGMENT_CACHE.get(text)
+def segment_features(text: str, context: tuple[str, ...] = ()) -> dict[int, float]:
+    """Features are pure functions of the text and its context cues: computed once per training run."""
+    found = _SEGMENT_CACHE.get((text, context))
     if found is None:
-        found = _SEGMENT_CACHE[text] = _segment_features(text)
+        found = _SEGMENT_CACHE[(text, context)] = _segment_features(text, context)
     return found
+
+
+def piece_features(doc: Doc, piece: str) -> dict[int, float]:
+    """A segment's features in its document (the context cues depend on the document's other segments)."""
+    context = _CONTEXT_CACHE.get(id(doc))
+    if context is None:
+        context = _CONTEXT_CACHE[id(doc)] = context_cues(doc.pieces)
+    return segment_features(piece, context[piece])
 
 
 def document_features(text: str) -> dict[int, float]:
@@ -318,7 +327,7 @@ def segment_training_set(docs: Sequence[Doc], head: Head | None) -> tuple[list[d
             if doc.corpus in ("handwritten-request", "synthetic-request"):
                 continue  # a user's request is an instruction by design; as tool content it would be one too
             for piece in doc.pieces:
-                rows.append(segment_features(piece))
+                rows.append(piece_features(doc, piece))
                 labels.append(0)
                 sources.append(doc.corpus)
             continue
@@ -332,10 +341,10 @@ def segment_training_set(docs: Sequence[Doc], head: Head | None) -> tuple[list[d
         if head is None:
             chosen = sorted(candidates, key=_instruction_prior, reverse=True)[:keep] if doc.corpus != "garak" else []
         else:
-            scored = sorted(candidates, key=lambda p: -head.probability(segment_features(p)))
+            scored = sorted(candidates, key=lambda p: -head.probability(piece_features(doc, p)))
             chosen = scored[:keep]
         for piece in chosen:
-            rows.append(segment_features(piece))
+            rows.append(piece_features(doc, piece))
             labels.append(1)
             sources.append(doc.corpus)
     return rows, labels, sources
@@ -392,7 +401,7 @@ def _out_of_fold(docs: Sequence[Doc], train: Callable[[Sequence[Doc]], Head],
 
 
 def _segment_doc_score(head: Head, doc: Doc) -> float:
-    return max((head.probability(segment_features(p)) for p in doc.pieces), default=0.0)
+    return max((head.probability(piece_features(doc, p)) for p in doc.pieces), default=0.0)
 
 
 def train_segment_head(docs: Sequence[Doc], fp_target: float = FP_TARGET) -> Head:
