@@ -45,7 +45,7 @@ def status(ctx: click.Context, session: str | None) -> None:
     for name in ("session", "risk", "step", "locked", "tainted", "credential read", "events"):
         table.add_column(name)
     for row in rows:
-        table.add_row(row["key"], f"{row['risk']:.2f}", row["step"], "yes" if row["locked"] else "",
+        table.add_row(row["key"] or "(no session)", f"{row['risk']:.2f}", row["step"], "yes" if row["locked"] else "",
                       "yes" if row["tainted"] else "", "yes" if row["credentialRead"] else "", str(len(row["events"])))
     console.print(table)
     if session:
