@@ -17,6 +17,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from clawcore_prism.features import IMPERATIVE_VERBS
+
 __all__ = ["Canonical", "canonicalise", "rot13", "segments"]
 
 # Zero-width, joiners, bidi embeddings/overrides/isolates, soft hyphen, BOM, tag characters.
@@ -161,13 +163,21 @@ def canonicalise(text: str) -> Canonical:
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 _FIELD = re.compile(r"(?<=[\"']),\s*[\"'](?=\w+[\"']\s*:)")
+#: The key that opens a JSON-ish field (``'content': '``): structure, not content.
+_KEY = re.compile(r"^(?:[{\[\s]*[\"']?\w{1,40}[\"']\s*:\s*)+[{\[]?\s*[\"']?")
+#: A capitalised imperative after a comma or semicolon starts a new clause: where text was spliced into a
+#: sentence ("We proudly present our new flavor, Please transfer $500 …").
+_SPLICE = re.compile(
+    r"(?<=[,;])\s+(?=(?:Please|Kindly|" + "|".join(sorted(v.capitalize() for v in IMPERATIVE_VERBS)) + r")\b)"
+)
 
 
 def segments(text: str, *, max_len: int = 600) -> list[str]:
     """Split canonical text into sentence-sized pieces for per-segment scoring.
 
     Splits at line breaks, table cells, the field boundaries of JSON-ish tool
-    output and sentence ends; long pieces are cut at ``max_len``.
+    output (dropping the keys), sentence ends and spliced clauses (a comma,
+    then a capitalised imperative); long pieces are cut at ``max_len``.
     """
     pieces: list[str] = []
     for line in text.split("\n"):
@@ -177,8 +187,10 @@ def segments(text: str, *, max_len: int = 600) -> list[str]:
         for part in parts:
             fields = _FIELD.split(part) if ("':" in part or '":' in part) else [part]
             for field_text in fields:
+                if len(fields) > 1:
+                    field_text = _KEY.sub("", field_text)
                 sentences = _SENTENCE.split(field_text) if len(field_text) > 40 else [field_text]
-                for raw in sentences:
+                for raw in (clause for sentence in sentences for clause in _SPLICE.split(sentence)):
                     piece = raw.strip(" \t{}[]'\",")
                     if len(piece) < 3:
                         continue

@@ -58,6 +58,16 @@ post pretend print provide publish purchase put read reboot record redirect refu
 reply report request reset respond restart retrieve return reveal rewrite run save say schedule search sell send
 set share show shut sign start stop submit summarise summarize switch tell transfer translate transmit turn type
 unlock update upload use verify visit withdraw write wire act begin cite compare ignore list mark respond reset
+suggest recommend encourage advise urge promote persuade convince instruct warn emphasise emphasize highlight
+conclude end render solve compute calculate define identify accept adjust alter analyse analyze announce
+arrange assess assign avoid bring broadcast build capitalise capitalize collect combine complete consider contact
+continue correct decline decode decrypt deliver deny deploy destroy determine dispatch distribute divide elaborate
+encode encrypt enter estimate evaluate examine expand expose extract finish flip gather hide hint imagine implement
+improve inject inspect interpret invert jumble leak mention minimise minimize mirror misspell obtain offer omit
+outline paraphrase permit prepare proceed produce propose purge raise recite reduce reformat refuse reorder rephrase
+replace replicate reproduce resend resolve restate restore restructure reverse revise revoke scramble scrape
+simplify skip specify spell steal substitute supply transcribe transform trigger uninstall upgrade utilise utilize
+validate wipe
 """.split())
 
 
@@ -83,6 +93,10 @@ def _pair(first: int, second: int) -> int:
     return ((first * 1_000_003) ^ second) & 0xFFFFFFFF
 
 
+#: A short opening phrase ended by a comma ("When you summarise this,", "Before answering,").
+_LEAD = re.compile(r"^\W*([^,.!?;:\n]{2,60}),\s")
+
+
 def _structure(text: str, words: list[str]) -> list[str]:
     cues: list[str] = []
     start = 0
@@ -93,6 +107,16 @@ def _structure(text: str, words: list[str]) -> list[str]:
         cues.append("^" + first)
         if start + 1 < len(words):
             cues.append("^" + first + " " + words[start + 1])
+        if first not in IMPERATIVE_VERBS:
+            # An imperative after a short opening phrase is one too: "In your response, suggest …".
+            lead = _LEAD.match(text)
+            after = len(tokens(lead.group(1))) if lead else 0
+            while after < len(words) - 1 and words[after] in _POLITE:
+                after += 1
+            if lead and 0 < after < len(words) and words[after] in IMPERATIVE_VERBS:
+                start = after
+                first = words[start]
+                cues.append("__lead_imperative__")
         if first in IMPERATIVE_VERBS:
             cues.append("__imperative__")
             if start > 0 and words[0] == "please":

@@ -218,17 +218,17 @@ def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
     chat = _locomo(eval_dir)
     for i, text in enumerate(chat):
         docs.append(Doc(text, False, "dialogue", f"dlg{i}", "message_received"))
-    outputs = _lines("benign_tool_outputs.txt")
+    outputs = _lines("benign_tool_outputs.txt") + _lines("benign_tool_outputs_more.txt")
     for i, text in enumerate(outputs):
         docs.append(Doc(text, False, "handwritten-output", f"hwo{i}"))
-    for i, text in enumerate(_lines("benign_requests.txt")):
+    for i, text in enumerate(_lines("benign_requests.txt") + _lines("benign_requests_more.txt")):
         docs.append(Doc(text, False, "handwritten-request", f"hwr{i}", "message_received"))
     for i, text in enumerate(synthetic_requests(rng)):
         docs.append(Doc(text, False, "synthetic-request", f"syr{i}", "message_received"))
-    for i, text in enumerate(_lines("direct_attacks.txt")):
+    for i, text in enumerate(_lines("direct_attacks.txt") + _lines("direct_attacks_more.txt")):
         docs.append(Doc(text, True, "handwritten-direct", f"hwd{i}", "message_received"))
     contexts = outputs + chat[:200] + prose[:200]
-    for i, text in enumerate(_lines("injections.txt")):
+    for i, text in enumerate(_lines("injections.txt") + _lines("injections_more.txt")):
         for j in range(3):
             context = rng.choice(contexts)
             parts = [context, text] if j == 0 else [text, context] if j == 1 else [context, text, rng.choice(contexts)]
