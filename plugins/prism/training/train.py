@@ -294,7 +294,7 @@ def assign_injecagent_groups(docs: Sequence[Doc]) -> None:
 def fit(rows: Sequence[dict[int, float]], y: np.ndarray, weight: np.ndarray, *, l2: float = 1e-4,
         iterations: int = 250, lr: float = 0.05) -> tuple[np.ndarray, float]:
     lengths = np.array([len(r) for r in rows])
-    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     indices = np.fromiter((i for r in rows for i in r), dtype=np.int64, count=int(indptr[-1]))
     data = np.fromiter((v for r in rows for v in r.values()), dtype=np.float64, count=int(indptr[-1]))
     w = np.zeros(BUCKETS)
