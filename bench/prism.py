@@ -1,6 +1,6 @@
 """PRISM: per-hook latency (p50/p99, typical and 100 KB inputs) and detection per corpus.
 
-    .venv/bin/python bench/prism.py            # latency + detection on the dev text corpora
+    .venv/bin/python bench/prism.py            # latency + detection on the dev text corpora + threshold sweep
     .venv/bin/python bench/prism.py --quick    # fewer latency rounds, every 5th case for detection
     .venv/bin/python bench/prism.py --no-classifier   # the rules alone
 
@@ -175,6 +175,40 @@ def detection(rt: Runtime, step: int) -> Table:
     return table
 
 
+def threshold_sweep(thresholds: tuple[float, ...] = (0.85, 0.8, 0.75)) -> Table:
+    """Recall and FP of the tool-output corpora as the segment head's threshold moves (same weights)."""
+    import dataclasses
+
+    from clawcore_prism.classifier import Classifier, load_classifier
+    from clawcore_prism.detector import Detector
+
+    shipped = load_classifier()
+    cases = [json.loads(line) for path in sorted(EVAL.glob("text-*.jsonl"))
+             for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+    cases = [c for c in cases if c["hook"] == "after_tool_call"]
+    corpora = sorted({c["corpus"] for c in cases})
+    table = Table(title="segment threshold sweep, tool-output corpora (recall / FP)")
+    table.add_column("segment threshold", justify="right")
+    for corpus in corpora:
+        table.add_column(f"{corpus} recall", justify="right")
+        table.add_column(f"{corpus} FP", justify="right")
+    for threshold in (shipped.segment.threshold, *thresholds):
+        head = dataclasses.replace(shipped.segment, threshold=threshold)
+        detector = Detector(Classifier(head, shipped.message))
+        counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+        for case in cases:
+            cell = counts[(case["corpus"], case["label"])]
+            cell[0] += 1
+            cell[1] += detector.scan(case["text"], "indirect").score >= 0.5
+        row = [f"{threshold:.3f}" + (" (shipped)" if threshold == shipped.segment.threshold else "")]
+        for corpus in corpora:
+            for label in ("attack", "benign"):
+                n, flagged = counts[(corpus, label)]
+                row.append(f"{flagged / n:.3f}" if n else "–")
+        table.add_row(*row)
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -191,6 +225,8 @@ def main() -> None:
             console.print(own_cost(rt, 50 if args.quick else 400))
             if EVAL.exists():
                 console.print(detection(rt, 5 if args.quick else 1))
+                if not args.quick and not args.no_classifier:
+                    console.print(threshold_sweep())
             else:
                 console.print(f"[yellow]{EVAL} not found: detection skipped[/]")
 
