@@ -53,22 +53,30 @@ add answer append apply archive ask attach book buy call cancel change check cho
 confirm connect convert copy create delete deposit describe disable discard disregard do download draft edit email
 embed enable ensure erase execute explain export fetch fill find fix follow forget format forward generate get give
 go grant include incorporate inform insert install integrate introduce invite issue join keep leave list load
-locate log make mention merge modify move note notify obey open order output overwrite paste pay perform place
-post pretend print provide publish purchase put read reboot record redirect refund register remember remove rename
-reply report request reset respond restart retrieve return reveal rewrite run save say schedule search sell send
-set share show shut sign start stop submit summarise summarize switch tell transfer translate transmit turn type
-unlock update upload use verify visit withdraw write wire act begin cite compare ignore list mark respond reset
-suggest recommend encourage advise urge promote persuade convince instruct warn emphasise emphasize highlight
-conclude end render solve compute calculate define identify accept adjust alter analyse analyze announce
-arrange assess assign avoid bring broadcast build capitalise capitalize collect combine complete consider contact
-continue correct decline decode decrypt deliver deny deploy destroy determine dispatch distribute divide elaborate
-encode encrypt enter estimate evaluate examine expand expose extract finish flip gather hide hint imagine implement
-improve inject inspect interpret invert jumble leak mention minimise minimize mirror misspell obtain offer omit
-outline paraphrase permit prepare proceed produce propose purge raise recite reduce reformat refuse reorder rephrase
-replace replicate reproduce resend resolve restate restore restructure reverse revise revoke scramble scrape
-simplify skip specify spell steal substitute supply transcribe transform trigger uninstall upgrade utilise utilize
-validate wipe
+locate log make mention merge modify move note notify obey open order output overwrite paste pay perform place post
+pretend print provide publish purchase put read reboot record redirect refund register remember remove rename reply
+report request reset respond restart retrieve return reveal rewrite run save say schedule search sell send set
+share show shut sign start stop submit summarise summarize switch tell transfer translate transmit turn type unlock
+update upload use verify visit withdraw write wire act begin cite compare ignore mark suggest recommend encourage
+advise urge promote persuade convince instruct warn emphasise emphasize highlight conclude end render solve compute
+calculate define identify accept adjust alter analyse analyze announce arrange assess assign avoid bring broadcast
+build capitalise capitalize collect combine complete consider contact continue correct decline decode decrypt
+deliver deny deploy destroy determine dispatch distribute divide elaborate encode encrypt enter estimate evaluate
+examine expand expose extract finish flip gather hide hint imagine implement improve inject inspect interpret
+invert jumble leak minimise minimize mirror misspell obtain offer omit outline paraphrase permit prepare proceed
+produce propose purge raise recite reduce reformat refuse reorder rephrase replace replicate reproduce resend
+resolve restate restore restructure reverse revise revoke scramble scrape simplify skip specify spell steal
+substitute supply transcribe transform trigger uninstall upgrade utilise utilize validate wipe adopt amend anagram
+augment blend employ emulate engage enhance enlist enrich fortify group harmonise harmonize leverage meld rearrange
+tease develop elucidate enumerate exfiltrate forge fuse infuse interleave interweave mimic modernise modernize
+personalise personalize polish pose praise prefix present punctuate refactor relay remind retell reword scan shift
+slip sneak sprinkle stuff suffix sum swap tag tailor tweak underline weave wrap
 """.split())
+#: Words that lead up to the verb of an instruction: "Don't forget to add …", "Make sure to send …".
+_LEAD_INS = (("don't", "forget", "to"), ("do", "not", "forget", "to"), ("don't", "hesitate", "to"),
+             ("do", "not", "hesitate", "to"), ("make", "sure", "to"), ("make", "sure", "you"), ("be", "sure", "to"),
+             ("feel", "free", "to"), ("remember", "to"), ("i", "need", "you", "to"), ("i", "want", "you", "to"),
+             ("you", "must"))
 
 
 def tokens(text: str) -> list[str]:
@@ -102,6 +110,11 @@ def _structure(text: str, words: list[str]) -> list[str]:
     start = 0
     while start < len(words) - 1 and start < 3 and words[start] in _POLITE:
         start += 1
+    for lead_in in _LEAD_INS:
+        if tuple(words[start:start + len(lead_in)]) == lead_in and start + len(lead_in) < len(words):
+            start += len(lead_in)
+            cues.append("__lead_in__")
+            break
     if words:
         first = words[start]
         cues.append("^" + first)
