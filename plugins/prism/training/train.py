@@ -248,7 +248,8 @@ def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
     chat = _locomo(eval_dir)
     for i, text in enumerate(chat):
         docs.append(Doc(text, False, "dialogue", f"dlg{i}", "message_received"))
-    outputs = _lines("benign_tool_outputs.txt") + _lines("benign_tool_outputs_more.txt")
+    outputs = [line for name in ("benign_tool_outputs.txt", "benign_tool_outputs_more.txt",
+                                 "benign_tool_outputs_genres.txt") for line in _lines(name)]
     for i, text in enumerate(outputs):
         docs.append(Doc(text, False, "handwritten-output", f"hwo{i}"))
     requests = _lines("benign_requests.txt") + _lines("benign_requests_more.txt")
@@ -262,7 +263,9 @@ def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
     contexts = outputs + chat[:200] + prose[:200]
     if INSERTED_TASKS:
         docs.extend(inserted_tasks(rng, requests + synthetic, contexts))
-    for i, text in enumerate(_lines("injections.txt") + _lines("injections_more.txt")):
+    injections = [line for name in ("injections.txt", "injections_more.txt", "injections_formats.txt")
+                  for line in _lines(name)]
+    for i, text in enumerate(injections):
         for j in range(3):
             context = rng.choice(contexts)
             parts = [context, text] if j == 0 else [text, context] if j == 1 else [context, text, rng.choice(contexts)]
