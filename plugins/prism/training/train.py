@@ -15,7 +15,9 @@ library). Data:
   ``../shared/eval/locomo-dev`` exists;
 * hand-written examples in ``training/data`` (benign requests and tool
   output with human-directed imperatives, injections and direct attacks in
-  styles the corpora lack).
+  styles the corpora lack);
+* ordinary requests and knowledge questions planted in tool output, as
+  injections (:func:`inserted_tasks`).
 
 ``--report`` prints cross-corpus numbers (train without a corpus, test on it)
 and grouped 5-fold in-distribution numbers before training the shipped model
@@ -83,6 +85,7 @@ SEED = 1234
 FP_TARGET = float(__import__("os").environ.get("PRISM_FP_TARGET", "0.015"))
 #: L2 strength: chosen by the cross-corpus table (stronger keeps the model off corpus vocabulary).
 L2 = float(__import__("os").environ.get("PRISM_L2", "1e-4"))
+#: Plant ordinary requests and questions in tool output as injections (0: the ablation in docs/prism.md).
 INSERTED_TASKS = __import__("os").environ.get("PRISM_INSERTED_TASKS", "1") == "1"
 
 
