@@ -252,8 +252,7 @@ def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
     for i, text in enumerate(chat):
         docs.append(Doc(text, False, "dialogue", f"dlg{i}", "message_received"))
     outputs = [line for name in ("benign_tool_outputs.txt", "benign_tool_outputs_more.txt",
-                                 "benign_tool_outputs_genres.txt", "benign_requests_between_people.txt")
-               for line in _lines(name)]
+                                 "benign_tool_outputs_genres.txt") for line in _lines(name)]
     for i, text in enumerate(outputs):
         docs.append(Doc(text, False, "handwritten-output", f"hwo{i}"))
     requests = _lines("benign_requests.txt") + _lines("benign_requests_more.txt")
