@@ -62,6 +62,15 @@ def _many_files(ws: Path, count: int) -> None:
         (ws / "memory" / f"2024-01-{i + 1:02d}.md").write_text(f"# Day {i}\n\n{body}\n")
 
 
+def _scribble_over_pages(index: Path) -> None:
+    """Overwrite 200 bytes inside every page but the header page: the file stays the same size."""
+    size = index.stat().st_size
+    with index.open("r+b") as handle:
+        for page in range(1, size // 4096):
+            handle.seek(page * 4096 + 8)
+            handle.write(b"\xff" * 200)
+
+
 def _consistent(index: Path) -> tuple[int, int]:
     """Counts of files and chunks, after checking every table agrees."""
     store = connect(index)
@@ -144,11 +153,7 @@ def test_garbage_in_the_middle_of_the_index_is_detected(workspace: Path, open_me
     memory = open_mem(workspace, index=index)
     memory.sync()
     memory.close()
-    size = index.stat().st_size
-    with index.open("r+b") as handle:
-        for page in range(1, size // 4096):
-            handle.seek(page * 4096 + 8)
-            handle.write(b"\xff" * 200)
+    _scribble_over_pages(index)
     with caplog.at_level("WARNING", logger="clawcore.memory"):
         again = open_mem(workspace, index=index)
         assert again.search("pizza").results[0].path == "memory/2024-05-01.md"
@@ -292,11 +297,7 @@ def test_corruption_found_by_a_search_is_repaired_and_the_search_answered(
     memory = open_mem(workspace, {"sync": {"onSearch": False}}, index=index)
     memory.sync()
     memory.close()
-    size = index.stat().st_size
-    with index.open("r+b") as handle:
-        for page in range(1, size // 4096):
-            handle.seek(page * 4096 + 8)
-            handle.write(b"\xff" * 200)
+    _scribble_over_pages(index)
     again = open_mem(workspace, {"sync": {"onSearch": False}}, index=index)
     response = again.search("kayak lake")
     assert response.results[0].path == "memory/2024-05-02.md"
