@@ -20,6 +20,7 @@ Rerun and compare.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import tempfile
 import time
@@ -33,6 +34,8 @@ from rich.table import Table
 import clawcore_prism
 from clawcore import Message, Runtime, ToolCall, ToolResult
 from clawcore.plugins import get_plugin_manager
+from clawcore_prism.classifier import Classifier, load_classifier
+from clawcore_prism.detector import Detector
 
 EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "security-dev"
 MESSAGE = ("Can you summarise the three emails I got from Dana this morning and draft a short reply "
@@ -173,28 +176,34 @@ def own_cost(rt: Runtime, rounds: int) -> Table:
     return table
 
 
-def detection(rt: Runtime, step: int) -> Table:
+def text_cases() -> list[tuple[str, int, dict]]:
+    """Every ``text`` case of the dev corpora: (file name, line index within the file, case)."""
+    out = []
+    for path in sorted(EVAL.glob("text-*.jsonl")):
+        lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+        out.extend((path.name, i, json.loads(line)) for i, line in enumerate(lines))
+    return out
+
+
+def detection(rt: Runtime, cases: list[tuple[str, int, dict]], step: int) -> Table:
     table = Table(title="prism detection on the dev text corpora (flagged = suspicious or worse)")
     for column in ("file", "corpus", "label", "cases", "flagged", "rate"):
         table.add_column(column, justify="right" if column in ("cases", "flagged", "rate") else "left")
     counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for path in sorted(EVAL.glob("text-*.jsonl")):
-        lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
-        for i, line in enumerate(lines):
-            if i % step:
-                continue
-            case = json.loads(line)
-            ctx = rt.context(f"scan-{i}", channel="scan")
-            if case["hook"] == "message_received":
-                verdicts = rt.hooks.message_received(Message("user", case["text"], channel="scan"), ctx)
-            else:
-                verdicts = rt.hooks.after_tool_call(ToolCall("web_fetch", {}, case["id"]),
-                                                    ToolResult(case["text"], untrusted=True), ctx)
-            flagged = any(v.flagged and v.source == "prism" for v in verdicts)
-            cell = counts[(path.name, case["corpus"].split("-")[0] if "garak" in case["corpus"] else case["corpus"],
-                           case["label"])]
-            cell[0] += 1
-            cell[1] += flagged
+    for name, i, case in cases:
+        if i % step:
+            continue
+        ctx = rt.context(f"scan-{i}", channel="scan")
+        if case["hook"] == "message_received":
+            verdicts = rt.hooks.message_received(Message("user", case["text"], channel="scan"), ctx)
+        else:
+            verdicts = rt.hooks.after_tool_call(ToolCall("web_fetch", {}, case["id"]),
+                                                ToolResult(case["text"], untrusted=True), ctx)
+        flagged = any(v.flagged and v.source == "prism" for v in verdicts)
+        cell = counts[(name, case["corpus"].split("-")[0] if "garak" in case["corpus"] else case["corpus"],
+                       case["label"])]
+        cell[0] += 1
+        cell[1] += flagged
     for i, text in enumerate(CORRESPONDENCE):
         ctx = rt.context(f"scan-mail-{i}", channel="scan")
         verdicts = rt.hooks.after_tool_call(ToolCall("read_email", {}, f"mail-{i}"),
@@ -208,17 +217,11 @@ def detection(rt: Runtime, step: int) -> Table:
     return table
 
 
-def threshold_sweep(thresholds: tuple[float, ...] = (0.85, 0.8, 0.75)) -> Table:
+def threshold_sweep(all_cases: list[tuple[str, int, dict]],
+                    thresholds: tuple[float, ...] = (0.85, 0.8, 0.75)) -> Table:
     """Recall and FP of the tool-output corpora as the segment head's threshold moves (same weights)."""
-    import dataclasses
-
-    from clawcore_prism.classifier import Classifier, load_classifier
-    from clawcore_prism.detector import Detector
-
     shipped = load_classifier()
-    cases = [json.loads(line) for path in sorted(EVAL.glob("text-*.jsonl"))
-             for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
-    cases = [c for c in cases if c["hook"] == "after_tool_call"]
+    cases = [case for _, _, case in all_cases if case["hook"] == "after_tool_call"]
     corpora = sorted({c["corpus"] for c in cases})
     table = Table(title="segment threshold sweep, tool-output corpora (recall / FP)")
     table.add_column("segment threshold", justify="right")
@@ -257,9 +260,10 @@ def main() -> None:
             console.print(latency(rt, 50 if args.quick else 400))
             console.print(own_cost(rt, 50 if args.quick else 400))
             if EVAL.exists():
-                console.print(detection(rt, 5 if args.quick else 1))
+                cases = text_cases()
+                console.print(detection(rt, cases, 5 if args.quick else 1))
                 if not args.quick and not args.no_classifier:
-                    console.print(threshold_sweep())
+                    console.print(threshold_sweep(cases))
             else:
                 console.print(f"[yellow]{EVAL} not found: detection skipped[/]")
 
