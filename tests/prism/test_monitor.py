@@ -86,7 +86,7 @@ def test_state_survives_a_restart(make_runtime: Any, clawcore_home: Path) -> Non
     rt = make_runtime()
     ctx = rt.context("s1")
     rt.hooks.message_received(Message("user", ATTACK), ctx)
-    assert (clawcore_home / "prism" / "state.json").exists()
+    assert (clawcore_home / "prism" / "state.db").exists()
     # A new monitor on the same home (what a restarted process builds at gateway_start).
     fresh = Monitor(clawcore_home, PrismSettings())
     [row] = fresh.status("s1")
@@ -200,4 +200,43 @@ def test_scan_channel_is_a_dry_run(make_runtime: Any, clawcore_home: Path) -> No
     ctx = rt.context("scan-1", channel="scan")
     [verdict] = rt.hooks.message_received(Message("user", ATTACK, channel="scan"), ctx)
     assert verdict.level is Level.MALICIOUS
-    assert not (clawcore_home / "prism" / "state.json").exists()
+    assert not (clawcore_home / "prism" / "state.db").exists()
+
+
+def test_two_processes_keep_each_others_sessions(tmp_path: Path) -> None:
+    # Two stores on one folder stand for two processes; each writes only its own row.
+    first, second = RiskStore(tmp_path, half_life_s=60), RiskStore(tmp_path, half_life_s=60)
+    first.load(), second.load()
+    first.save(first.get("a", "a"))
+    state = second.get("b", "b")
+    second.add(state, 5.0, {"kind": "verdict"}, Thresholds())
+    second.save(state)
+    first.refresh()  # sees the other process's commit
+    assert first.peek("b") is not None and first.peek("b").locked
+    reopened = RiskStore(tmp_path, half_life_s=60)
+    reopened.load()
+    assert [key for key, _ in reopened.items()] == ["a", "b"]
+
+
+def test_unreadable_state_is_moved_aside(tmp_path: Path) -> None:
+    (tmp_path / "state.db").write_bytes(b"this is not an SQLite database" * 100)
+    store = RiskStore(tmp_path, half_life_s=60)
+    store.load()
+    assert list(store.items()) == []
+    assert (tmp_path / "state.broken").read_bytes().startswith(b"this is not")
+    store.save(store.get("s", "s"))  # and it keeps working on a fresh database
+    again = RiskStore(tmp_path, half_life_s=60)
+    again.load()
+    assert [key for key, _ in again.items()] == ["s"]
+
+
+def test_earlier_json_state_is_imported(tmp_path: Path) -> None:
+    legacy = {"version": 1, "sessions": {"s1": {"session_id": "s1", "risk": 4.5, "updated": 10.0, "locked": True,
+                                                "tainted": True, "credential_read": False, "canary": "", "events": []}}}
+    (tmp_path / "state.json").write_text(__import__("json").dumps(legacy))
+    store = RiskStore(tmp_path, half_life_s=60)
+    store.load()
+    state = store.peek("s1")
+    assert state is not None and state.locked and state.tainted
+    assert store.step(state, Thresholds()) is Step.LOCK
+    assert not (tmp_path / "state.json").exists() and (tmp_path / "state.imported").exists()

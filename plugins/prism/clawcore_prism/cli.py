@@ -72,7 +72,6 @@ def unlock(ctx: click.Context, session: str) -> None:
         if not count:
             raise ClawcoreError(f"no prism state for session {session!r}; nothing to unlock "
                                 "(see `clawcore prism status`)")
-        monitor.store.save()
     runtime = ctx.find_root().obj.runtime()
     runtime.audit("prism.unlock", {"session": session, "keys": count}, session_id=session)
     click.echo(f"unlocked {session} ({count} conversation state{'s' if count != 1 else ''}); risk reset to 0")

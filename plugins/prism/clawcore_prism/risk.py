@@ -4,21 +4,24 @@ Risk is kept per *key*: the session id, or ``session#conversation`` when a
 channel carries several conversations in one session, so one conversation
 cannot poison another. Each suspicious event adds its score; risk decays
 exponentially (halving every half-life) instead of expiring at once; a lock
-stays until an operator unlocks it. State is one JSON file written
-atomically (temporary file + rename), re-read when another process (the
-``clawcore prism unlock`` command) changed it.
+stays until an operator unlocks it. State is an SQLite database with one
+row per key: an event rewrites its own row, not every session's, and
+SQLite's locking keeps the gateway and the ``clawcore prism unlock``
+command from overwriting each other's rows. Another process's commit is
+seen through ``PRAGMA data_version`` and the cache re-read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import os
 import secrets
-import tempfile
+import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +29,10 @@ from clawcore_prism.settings import Thresholds
 
 __all__ = ["RiskState", "RiskStore", "Step", "risk_key"]
 
-STATE_FILE = "state.json"
-_VERSION = 1
+STATE_FILE = "state.db"
+#: The JSON file earlier versions kept; imported once into :data:`STATE_FILE`, then renamed ``.imported``.
+LEGACY_FILE = "state.json"
+_SCHEMA = "CREATE TABLE IF NOT EXISTS risk (key TEXT PRIMARY KEY, session_id TEXT NOT NULL, state TEXT NOT NULL)"
 
 
 class Step(int, enum.Enum):
@@ -67,6 +72,8 @@ class RiskState:
     """Everything PRISM remembers about one session (or conversation)."""
 
     session_id: str
+    #: The store's key (``session`` or ``session#conversation``).
+    key: str = ""
     risk: float = 0.0
     updated: float = 0.0
     locked: bool = False
@@ -82,9 +89,12 @@ class RiskState:
 
 
 class RiskStore:
-    """All sessions' risk state for one ``$CLAWCORE_HOME``.
+    """All sessions' risk state for one ``$CLAWCORE_HOME``, cached in memory, one row per key on disk.
 
-    :param directory: where ``state.json`` lives.
+    The database is created on the first write, so a process that only reads (a dry-run scan, ``status``)
+    leaves no file behind. Callers serialise access (the monitor's lock).
+
+    :param directory: where ``state.db`` lives.
     :param half_life_s: decay half-life.
     :param clock: time source (seconds); the wall clock by default.
     """
@@ -96,50 +106,96 @@ class RiskStore:
         self.clock = clock
         self.recent_events = recent_events
         self._states: dict[str, RiskState] = {}
-        self._seen: tuple[int, int] | None = None
+        self._db: sqlite3.Connection | None = None
+        self._version: int | None = None
 
     # -- persistence -------------------------------------------------------------
 
-    def _stamp(self) -> tuple[int, int] | None:
-        try:
-            st = self.path.stat()
-        except FileNotFoundError:
+    def _connect(self, create: bool) -> sqlite3.Connection | None:
+        if self._db is not None:
+            return self._db
+        if not create and not self.path.exists() and not (self.path.parent / LEGACY_FILE).exists():
             return None
-        return (st.st_mtime_ns, st.st_size)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = not self.path.exists()
+        db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL under WAL: a commit survives a crash of this process; only a power cut may lose the last ones.
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(_SCHEMA)
+            db.execute("SELECT count(*) FROM risk").fetchone()
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        if fresh:
+            os.chmod(self.path, 0o600)
+        self._db = db
+        self._import_legacy(db)
+        return db
+
+    def _import_legacy(self, db: sqlite3.Connection) -> None:
+        legacy = self.path.parent / LEGACY_FILE
+        try:
+            sessions = json.loads(legacy.read_text(encoding="utf-8")).get("sessions", {})
+            states = [RiskState(**{**value, "key": key}) for key, value in sessions.items()]
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, TypeError, AttributeError):
+            states = []
+        with db:
+            db.executemany("INSERT OR IGNORE INTO risk VALUES (?, ?, ?)",
+                           [(st.key, st.session_id, json.dumps(vars(st))) for st in states])
+        os.replace(legacy, legacy.with_suffix(".imported"))
 
     def load(self) -> None:
-        """Read the state file (missing = empty; unreadable = empty, the broken file kept aside)."""
-        self._seen = self._stamp()
+        """Read every row (no database = empty; an unreadable one = empty, the broken file kept aside)."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            states = {key: RiskState(**value) for key, value in data.get("sessions", {}).items()}
-        except FileNotFoundError:
-            states = {}
-        except (OSError, ValueError, TypeError):
-            broken = self.path.with_suffix(".broken")
-            os.replace(self.path, broken)
+            db = self._connect(create=False)
+            rows = db.execute("SELECT key, state FROM risk").fetchall() if db else []
+            states = {key: RiskState(**{**json.loads(raw), "key": key}) for key, raw in rows}
+            self._version = db.execute("PRAGMA data_version").fetchone()[0] if db else None
+        except (sqlite3.DatabaseError, ValueError, TypeError):
+            self.close()
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.replace(f"{self.path}{suffix}", f"{self.path.with_suffix('.broken')}{suffix}")
             states = {}
         self._states = states
 
     def refresh(self) -> None:
-        """Re-read the file when another process changed it since we last read or wrote it."""
-        if self._stamp() != self._seen:
+        """Re-read the rows when another process committed since we last read (``PRAGMA data_version``)."""
+        db = self._connect(create=False)
+        if db is None:
+            if self._version is not None or self.path.exists():
+                self.load()
+            return
+        try:
+            version = db.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.DatabaseError:
+            version = None
+        if version != self._version:
             self.load()
 
-    def save(self) -> None:
-        """Write the state atomically (temporary file in the same folder, then rename)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"version": _VERSION, "sessions": {k: asdict(v) for k, v in self._states.items()}}
-        fd, tmp = tempfile.mkstemp(prefix=".state-", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(payload, handle, indent=1, sort_keys=True)
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        self._seen = self._stamp()
+    def save(self, *states: RiskState) -> None:
+        """Write the rows of ``states`` (each one transaction, a few hundred microseconds)."""
+        db = self._connect(create=True)
+        assert db is not None
+        with db:
+            db.executemany("INSERT OR REPLACE INTO risk VALUES (?, ?, ?)",
+                           [(st.key, st.session_id, json.dumps(vars(st))) for st in states])
+
+    def _delete(self, keys: list[str]) -> None:
+        db = self._connect(create=False)
+        if db is not None and keys:
+            with db:
+                db.executemany("DELETE FROM risk WHERE key = ?", [(key,) for key in keys])
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        self._version = None
 
     # -- access ----------------------------------------------------------------
 
@@ -147,7 +203,7 @@ class RiskStore:
         """The state of ``key``, created on first use."""
         state = self._states.get(key)
         if state is None:
-            state = RiskState(session_id=session_id, updated=self.clock())
+            state = RiskState(session_id=session_id, key=key, updated=self.clock())
             self._states[key] = state
         return state
 
@@ -191,18 +247,21 @@ class RiskStore:
         return iter(sorted(self._states.items()))
 
     def clear_session(self, session_id: str) -> int:
+        """Forget a session (memory and disk); returns how many keys it had."""
         keys = self.keys_of(session_id)
         for key in keys:
             del self._states[key]
+        self._delete(keys)
         return len(keys)
 
     def unlock(self, session_id: str) -> int:
-        """Unlock every key of a session and reset its risk; returns how many keys."""
-        keys = self.keys_of(session_id)
-        for key in keys:
-            state = self._states[key]
+        """Unlock every key of a session, reset its risk and save; returns how many keys."""
+        states = [self._states[key] for key in self.keys_of(session_id)]
+        for state in states:
             state.locked = False
             state.risk = 0.0
             state.updated = self.clock()
             self.note(state, {"kind": "unlock"})
-        return len(keys)
+        if states:
+            self.save(*states)
+        return len(states)
