@@ -26,11 +26,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from clawcore_prism.features import BUCKETS, context_cues, document_features, segment_features
+from clawcore_prism.features import BUCKETS, context_cues, document_features, segment_dot, tokens
 
 __all__ = ["Classifier", "Head", "load_classifier"]
 
 WEIGHTS_FILE = "weights.json.gz"
+
+
+def _sigmoid(z: float) -> float:
+    if z < -30:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(-z))
 
 
 @dataclass(frozen=True)
@@ -48,9 +54,11 @@ class Head:
             weight = get(index)
             if weight is not None:
                 z += weight * value
-        if z < -30:
-            return 0.0
-        return 1.0 / (1.0 + math.exp(-z))
+        return _sigmoid(z)
+
+    def segment_probability(self, text: str, context: Sequence[str], words: list[str]) -> float:
+        """``probability(segment_features(text, context, words))``, without building the vector."""
+        return _sigmoid(self.bias + segment_dot(self.weights, text, context, words))
 
     def calibrated(self, probability: float) -> float:
         """Probability mapped piecewise-linearly so the threshold becomes 0.5."""
@@ -77,16 +85,17 @@ class Classifier:
         """
         head = self.segment
         memo = self._memo
-        context = context_cues(pieces)
+        words = [tokens(piece) for piece in pieces]
+        context = context_cues(pieces, words)
         scores = []
-        for piece in pieces:
+        for piece, piece_words in zip(pieces, words):
             cues = context[piece]
             key = piece + "\x00" + " ".join(cues) if cues else piece
             score = memo.get(key)
             if score is None:
                 if len(memo) > 8192:
                     memo.clear()
-                score = memo[key] = head.calibrated(head.probability(segment_features(piece, cues)))
+                score = memo[key] = head.calibrated(head.segment_probability(piece, cues, piece_words))
             scores.append(score)
         return scores
 

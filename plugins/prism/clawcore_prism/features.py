@@ -15,9 +15,9 @@ import math
 import re
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-__all__ = ["BUCKETS", "context_cues", "document_features", "segment_features", "tokens"]
+__all__ = ["BUCKETS", "context_cues", "document_features", "segment_dot", "segment_features", "tokens"]
 
 BUCKETS = 1 << 18
 
@@ -77,6 +77,7 @@ _LEAD_INS = (("don't", "forget", "to"), ("do", "not", "forget", "to"), ("don't",
              ("do", "not", "hesitate", "to"), ("make", "sure", "to"), ("make", "sure", "you"), ("be", "sure", "to"),
              ("feel", "free", "to"), ("remember", "to"), ("i", "need", "you", "to"), ("i", "want", "you", "to"),
              ("you", "must"))
+_LEAD_IN_FIRST = frozenset(lead_in[0] for lead_in in _LEAD_INS)
 
 
 def tokens(text: str) -> list[str]:
@@ -110,11 +111,12 @@ def _structure(text: str, words: list[str]) -> list[str]:
     start = 0
     while start < len(words) - 1 and start < 3 and words[start] in _POLITE:
         start += 1
-    for lead_in in _LEAD_INS:
-        if tuple(words[start:start + len(lead_in)]) == lead_in and start + len(lead_in) < len(words):
-            start += len(lead_in)
-            cues.append("__lead_in__")
-            break
+    if start < len(words) and words[start] in _LEAD_IN_FIRST:
+        for lead_in in _LEAD_INS:
+            if tuple(words[start:start + len(lead_in)]) == lead_in and start + len(lead_in) < len(words):
+                start += len(lead_in)
+                cues.append("__lead_in__")
+                break
     if words:
         first = words[start]
         cues.append("^" + first)
@@ -156,15 +158,15 @@ def _structure(text: str, words: list[str]) -> list[str]:
         cues.append("__ai__")
     has_target = False
     lowered = text.lower()
-    if ("http" in lowered or "www." in lowered or any(tld in lowered for tld in _TLDS)) and _URL.search(text):
+    if ("http" in lowered or "www." in lowered or any(map(lowered.__contains__, _TLDS))) and _URL.search(text):
         cues.append("__url__")
         has_target = True
     if "@" in text and _EMAIL.search(text):
         cues.append("__email__")
         has_target = True
-    if any(ch in text for ch in "$€£0123456789") and _MONEY.search(text):
+    if any(map(text.__contains__, "$€£0123456789")) and _MONEY.search(text):
         cues.append("__money__")
-    if ("/" in text or any(ext in lowered for ext in _EXTENSIONS)) and _PATH.search(text):
+    if ("/" in text or any(map(lowered.__contains__, _EXTENSIONS))) and _PATH.search(text):
         cues.append("__path__")
     if has_target and "__imperative__" in cues:
         cues.append("__imperative_target__")
@@ -194,22 +196,49 @@ def _vector(hashes: list[int], cues: list[int]) -> dict[int, float]:
 
 
 def _grams(words: list[str], prefix: str = "") -> list[int]:
-    hashes = [_hash(prefix + w) for w in words]
+    memo = _HASHES.get
+    hashes = [memo(prefix + w) or _hash(prefix + w) for w in words]
     hashes.extend([_pair(a, b) for a, b in zip(hashes, hashes[1:])])
     return hashes
 
 
-def segment_features(text: str, context: Sequence[str] = ()) -> dict[int, float]:
+def segment_features(text: str, context: Sequence[str] = (), words: list[str] | None = None) -> dict[int, float]:
     """Sparse features of one segment (a sentence or a field): n-grams and structure, L2-normalised.
 
     ``context`` holds the segment's cues from :func:`context_cues` (what the rest of its document says
-    about it); they are added after normalisation at :data:`CONTEXT_WEIGHT`.
+    about it); they are added after normalisation at :data:`CONTEXT_WEIGHT`. ``words`` are the segment's
+    :func:`tokens`, when the caller has them already.
     """
-    words = tokens(text)
+    if words is None:
+        words = tokens(text)
     vector = _vector(_grams(words), [_hash(cue) for cue in _structure(text, words)])
     for cue in context:
         vector[_hash(cue) & (BUCKETS - 1)] = CONTEXT_WEIGHT
     return vector
+
+
+def segment_dot(weights: Mapping[int, float], text: str, context: Sequence[str], words: list[str]) -> float:
+    """``Σ weights[i] * segment_features(text, context, words)[i]`` without building the vector (the run-time path).
+
+    Same arithmetic as :func:`segment_features` (a cue's bucket overrides an n-gram's, a context cue's
+    overrides both and stays outside the norm); a test holds the two equal.
+    """
+    mask = BUCKETS - 1
+    memo = _HASHES.get
+    cues = {(memo(cue) or _hash(cue)) & mask for cue in _structure(text, words)}
+    grams = {h & mask for h in _grams(words)} - cues
+    squares = len(grams) + len(cues) * CUE_WEIGHT * CUE_WEIGHT
+    if not squares:
+        return 0.0
+    norm = 1.0 / math.sqrt(squares)
+    get = weights.get
+    dot = 0.0
+    if context:
+        outside = {_hash(cue) & mask for cue in context}
+        grams -= outside
+        cues -= outside
+        dot = CONTEXT_WEIGHT * sum(filter(None, map(get, outside)))
+    return dot + norm * (sum(filter(None, map(get, grams))) + CUE_WEIGHT * sum(filter(None, map(get, cues))))
 
 
 #: Words too common to say whether a sentence shares its document's topic.
@@ -227,7 +256,7 @@ def _content(words: list[str]) -> set[str]:
     return {w for w in words if len(w) > 3 and w not in _STOPWORDS}
 
 
-def context_cues(pieces: Sequence[str]) -> dict[str, tuple[str, ...]]:
+def context_cues(pieces: Sequence[str], words: Sequence[list[str]] | None = None) -> dict[str, tuple[str, ...]]:
     """Cues a segment gets from the rest of its document, for the segment head.
 
     Injected instructions change the subject: a request to wire money inside a product review, a
@@ -235,7 +264,8 @@ def context_cues(pieces: Sequence[str]) -> dict[str, tuple[str, ...]]:
     words, none shared with any other segment (fewer than :data:`NOVEL_SHARE`), in a document of at
     least three segments gets ``__novel__`` (and ``__novel_imperative__`` when it opens with a verb).
     """
-    words = [tokens(piece) for piece in pieces]
+    if words is None:
+        words = [tokens(piece) for piece in pieces]
     sets = [_content(w) for w in words]
     total: Counter[str] = Counter(word for content in sets for word in content)
     out: dict[str, tuple[str, ...]] = {}

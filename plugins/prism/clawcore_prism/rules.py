@@ -35,6 +35,8 @@ class Rule:
     scope: Scope = "any"
     #: Lower-case substrings of which one must occur before the pattern runs (a cheap prefilter).
     needles: tuple[str, ...] = ()
+    #: A second such group, for rules whose trigger word is common ("follow"): one of these must occur too.
+    also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,9 +60,14 @@ _AI_ADDRESS = r"(?:AI|assistant|chat\s*bot|chatbot|language\s+model|LLM|GPT|Chat
 
 
 def _r(rule_id: str, category: str, weight: float, pattern: str, scope: Scope = "any", flags: int = _I) -> Rule:
-    return Rule(rule_id, category, weight, re.compile(pattern, flags), scope, _NEEDLES.get(rule_id, ()))
+    return Rule(rule_id, category, weight, re.compile(pattern, flags), scope, _NEEDLES.get(rule_id, ()),
+                _ALSO.get(rule_id, ()))
 
 
+_ALSO: dict[str, tuple[str, ...]] = {
+    "override.instead": ("not ", "n't ", "stop", "cease"),
+    "override.strictly-adhere": ("strictly", "only"),
+}
 _NEEDLES: dict[str, tuple[str, ...]] = {
     "override.ignore-previous": ("ignore", "disregard", "forget", "skip", "override", "bypass", "neglect", "drop"),
     "override.ignore-all": ("ignore", "disregard", "forget"),
@@ -71,7 +78,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "override.multilingual": ("ignor", "vergiss", "missacht", "olvida", "descarta", "oubli", "dimentica"),
     "override.task-changed": ("task", "instruction", "objective", "goal", "mission"),
     "override.end-of-context": ("end of", "context", "document", "data", "email"),
-    "tool.message-to-ai": ("to you", "before you", "whoever", "anyone"),
+    "tool.message-to-ai": ("to you", "for you", "before you", "whoever", "anyone", "to any"),
     "tool.shape-your-output": ("your",),
     "tool.first-person-action": ("my ", "our "),
     "role.dan": ("dan", "anything now"),
@@ -226,11 +233,14 @@ RULES: tuple[Rule, ...] = (
 def match_rules(text: str, scope: Scope, rules: Sequence[Rule] = RULES) -> list[Hit]:
     """Every rule of ``scope`` (and ``any``) that fires on ``text``, first match each."""
     hits: list[Hit] = []
-    lowered = text.lower()
+    # Needles of several words meet patterns' \s+, which may span a line break (canonical text has no other runs).
+    lowered = text.lower().replace("\n", " ")
     for rule in rules:
         if rule.scope != "any" and rule.scope != scope:
             continue
-        if rule.needles and not any(needle in lowered for needle in rule.needles):
+        if rule.needles and not any(map(lowered.__contains__, rule.needles)):
+            continue
+        if rule.also and not any(map(lowered.__contains__, rule.also)):
             continue
         found = rule.pattern.search(text)
         if found is not None:
