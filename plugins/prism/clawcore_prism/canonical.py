@@ -33,6 +33,15 @@ _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
 _SPACED = re.compile(r"\b(?:[A-Za-z][ .\-_*]){4,}[A-Za-z]\b")
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/]{24}")
+#: A word with a digit standing in for a letter ("1gn0r3", "pr3v10us"): digits next to letters.
+_LEET = re.compile(r"\b\w*(?:[A-Za-z][013457]|[013457][A-Za-z])\w*\b")
+_LEET_MAP = str.maketrans("013457", "oieast")
+#: Leetspeak counts only where the decoded word is one an attack needs (not "Conv1d" or "h264").
+_LEET_WORDS = IMPERATIVE_VERBS | frozenset("""
+previous prior above earlier instructions instruction rules rule prompt prompts system secret secrets password
+passwords key keys token tokens credentials everything all now mode restrictions jailbreak jailbroken admin
+developer hacked pwned bypass override unlock access granted filter filters censored uncensored
+""".split())
 _WS = re.compile(r"[ \t\f\v]{2,}|[\t\f\v]")
 _NAMED = {"&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"', "&#39;": "'", "&apos;": "'", "&nbsp;": " "}
 _NAMED_RE = re.compile("|".join(map(re.escape, _NAMED)))
@@ -153,6 +162,13 @@ def canonicalise(text: str) -> Canonical:
     if joined:
         found.append("spaced")
         extra.extend(joined)
+    leet = {w for w in _LEET.findall(out) if w.lower().translate(_LEET_MAP) in _LEET_WORDS} if " " in out else set()
+    if len(leet) >= 2:
+        # Two or more words written with digits for letters: the decoded text goes to the rules and the classifier.
+        decoded = _LEET.sub(lambda m: m.group(0).translate(_LEET_MAP) if m.group(0) in leet else m.group(0), out)
+        if decoded != out:
+            found.append("leetspeak")
+            extra.append(decoded)
     # ROT13 is left to the rules: decoding every word would double the cost for nothing.
     if "  " in out or "\t" in out or "\f" in out or "\v" in out:
         out = _WS.sub(" ", out)

@@ -103,6 +103,9 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "exfil.credentials": ("password", "credential", "key", "token", "cookie", ".env", "id_rsa", "/etc/"),
     "exfil.markdown-image": ("](",),
     "tool.pipe-shell": ("curl", "wget", "rm -"),
+    "exfil.fetch-and-send": (" and ", " then "),
+    "override.forget-then-do": ("forget", "ignore", "disregard"),
+    "tool.say-exactly": ("say", "output", "print", "respond with", "answer with", "write", "type"),
     "tool.addressed-imperative": ("ai,", "ai:", "ai!", "ai -", "ai-", "assistant", "bot", "language model", "ai model",
                                   "llm", "gpt", "claude", "bard", "gemini", "agent"),
     "tool.when-you-read": ("when", "if", "once", "after", "before"),
@@ -171,7 +174,8 @@ RULES: tuple[Rule, ...] = (
        r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\|>|\[/?INST\]|<</?SYS>>|<start_of_turn>|<end_of_turn>",
        flags=re.IGNORECASE),
     _r("format.fake-turn", "format", 0.55,
-       r"(?:^|\n)\s*(?:#{2,}\s*)?(?:system|assistant|admin|developer)\s*(?:message|prompt|override|instruction)?\s*:\s*(?=\S)(?=[\s\S]{0,200}\b(?:you|ignore|must|instructions?)\b)",
+       r"(?:(?:^|\n)\s*(?:#{2,}\s*)?|#{2,}\s*|<!--\s*|\[\s*)(?:system|assistant|admin|developer)\s*(?:message|prompt|override|instruction)?\s*:\s*(?=\S)"
+       r"(?=[\s\S]{0,200}\b(?:you|ignore|must|instructions?|always|never|recommend|respond|reply|answer|tell|say|policy)\b)",
        scope="indirect"),
     _r("format.system-tag", "format", 0.6,
        r"<\s*/?\s*(?:system|sys|instructions?|admin)\s*>|\[\s*(?:system|admin)\s*(?:message|note|override)?\s*\]|\{\{\s*system\s*\}\}"),
@@ -190,7 +194,7 @@ RULES: tuple[Rule, ...] = (
     _r("tool.pipe-shell", "tool", 0.3,
        r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|\brm\s+-(?:rf|fr|r\s+-f)\s+(?:/|~|\$HOME|\*)"),
     _r("tool.addressed-imperative", "tool", 0.6,
-       rf"\b{_AI_ADDRESS}s?\b\s*[,:!-]\s*(?:please\s+)?(?:you\s+(?:must|should|need\s+to|have\s+to|are\s+(?:required|instructed))|ignore|disregard|send|forward|transfer|delete|run|execute|email|post|reply|write|tell|say|output|print|include|add|insert|visit|click|download|grant|change|update)\b",
+       rf"(?:\b{_AI_ADDRESS}s?\b\s*[,:!-]|@{_AI_ADDRESS}\b\s*[,:!-]?)\s*(?:[^.!?\n]{{0,40}}?[\s,])?(?:please\s+|also\s+|now\s+)?(?:you\s+(?:must|should|need\s+to|have\s+to|are\s+(?:required|instructed))|ignore|disregard|send|forward|transfer|delete|run|execute|email|post|reply|write|tell|say|output|print|include|add|insert|visit|click|download|grant|change|update|call|book|buy|share|upload)\b",
        scope="indirect"),
     _r("tool.when-you-read", "tool", 0.6,
        rf"\b(?:when|if|once|after|before)\s+(?:you|the\s+{_AI}|an?\s+{_AI})\s+(?:are\s+)?(?:read|reads|reading|summari[sz]e|summari[sz]es|summari[sz]ing|process|processes|processing|see|sees|parse|parses|answer|answers|respond|responds|analy[sz]e|analy[sz]es)\b[\s\S]{{0,80}}?\b(?:you\s+(?:must|should|will)|please|always|instead|make\s+sure|also|ignore|do\s+not|don't)\b",
@@ -218,6 +222,20 @@ RULES: tuple[Rule, ...] = (
        r"card|cards|bank|door|lock|home|house|files?|data|records?|repository|repo|settings?|address|shipment|order|"
        r"devices?|calendar|contacts?|emails?|inbox|friend|assets?|stocks?|crypto|wallet|policy|permissions?|keys?|"
        r"security|alarm|camera|thermostat|car|medications?|prescriptions?|documents?|notes?|photos?|history|location)\b",
+       scope="indirect"),
+    _r("exfil.fetch-and-send", "exfil", 0.6,
+       r"\b(?:retrieve|get|fetch|collect|gather|export|copy|extract|access|look\s+up|find|read|list|download|grab)\b"
+       r"[^.!?\n]{0,80}?\b(?:my|our|the\s+user's|all\s+(?:of\s+)?(?:the\s+)?)\b[^.!?\n]{0,80}?\b(?:and|then)\s+(?:\w+\s+)?"
+       r"(?:send|email|e-mail|forward|post|upload|share|transfer|text|message|save)\b[^.!?\n]{0,60}?\b(?:to|at|on)\b",
+       scope="indirect"),
+    _r("override.forget-then-do", "override", 0.6,
+       r"\b(?:forget|ignore|disregard)\s+(?:all\s+(?:of\s+)?)?(?:that|this|everything|the\s+above|the\s+issue|the\s+task|it)\s*"
+       r"(?:[.!,;:-]+\s*|\s+and\s+)(?:now\s+|instead\s+|just\s+|simply\s+)*(?:say|output|print|respond|reply|write|repeat|answer|"
+       r"tell|add|send|grant|give|make|instead)\b", scope="indirect"),
+    _r("tool.say-exactly", "tool", 0.4,
+       r"(?:^|[.!?:]\s+|\n)(?:now\s+|just\s+|simply\s+)?(?:say|output|print|respond\s+with|answer\s+with|write|type)\s+"
+       r"(?:(?:exactly|only|verbatim|just|the\s+(?:words?|phrase|text))?\s*:?\s*[\"'\u2018\u201c][^\"'\u2019\u201d\n]{3,60}[\"'\u2019\u201d]"
+       r"|(?:exactly|verbatim)\s*:\s*\S)",
        scope="indirect"),
     _r("tool.do-not-tell-user", "tool", 0.7,
        r"\b(?:do\s+not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|mention(?:ing)?|alert(?:ing)?|let(?:ting)?\s+(?:\w+\s+)?know|reveal(?:ing)?\s+(?:this\s+)?to)\s+(?:the\s+|your\s+)?(?:user|owner|human|operator)\b"),
@@ -258,6 +276,7 @@ OBFUSCATION_WEIGHTS = {
     "base64": 0.2,
     "hex": 0.15,
     "spaced": 0.2,
+    "leetspeak": 0.2,
 }
 
 
