@@ -53,7 +53,7 @@ class Hit:
 _I = re.IGNORECASE | re.DOTALL
 
 _PRIOR = r"(?:all\s+(?:of\s+)?|any\s+|the\s+|your\s+|these\s+|those\s+)*(?:previous|prior|above|earlier|preceding|foregoing|original|initial|old|system|existing|former)"
-_RULESET = r"(?:instructions?|prompts?|rules|guidelines|directives?|directions|commands|context|programming|constraints|restrictions|guardrails|policies|messages|orders)"
+_RULESET = r"(?:instructions?|prompts?|rules|guidelines|directives?|directions|commands|context|programming|constraints|restrictions|guardrails|policies|messages|orders|tasks?|assignments?)"
 _AI = r"(?:AI|assistant|chat\s*bot|chatbot|language\s+model|LLM|GPT|ChatGPT|Claude|Bard|Gemini|model|agent|bot)"
 
 _AI_ADDRESS = r"(?:AI|assistant|chat\s*bot|chatbot|language\s+model|LLM|GPT|ChatGPT|Claude|Bard|Gemini|AI\s+model|agent)"
@@ -71,11 +71,12 @@ _ALSO: dict[str, tuple[str, ...]] = {
 _NEEDLES: dict[str, tuple[str, ...]] = {
     "override.ignore-previous": ("ignore", "disregard", "forget", "skip", "override", "bypass", "neglect", "drop"),
     "override.ignore-all": ("ignore", "disregard", "forget"),
+    "override.drop-context": ("ignore", "disregard", "forget"),
     "override.new-instructions": ("instruction", "task", "directive", "system prompt", "orders"),
     "override.instead": ("follow", "obey", "listen"),
     "override.priority": ("priority", "precedence"),
     "override.strictly-adhere": ("adhere", "follow", "obey", "comply"),
-    "override.multilingual": ("ignor", "vergiss", "missacht", "olvida", "descarta", "oubli", "dimentica"),
+    "override.multilingual": ("ignor", "vergiss", "missacht", "olvida", "descarta", "oubli", "dimentica", "esque"),
     "override.task-changed": ("task", "instruction", "objective", "goal", "mission"),
     "override.end-of-context": ("end of", "context", "document", "data", "email"),
     "tool.message-to-ai": ("to you", "for you", "before you", "whoever", "anyone", "to any"),
@@ -127,6 +128,9 @@ RULES: tuple[Rule, ...] = (
        rf"\b(?:ignore|disregard|forget|skip|override|bypass|neglect|drop)\b[\s,]+(?:about\s+)?{_PRIOR}[\s\w,'-]{{0,30}}?\b{_RULESET}\b"),
     _r("override.ignore-all", "override", 0.85,
        rf"\b(?:ignore|disregard|forget)\s+(?:all|everything|any(?:thing)?)\s+(?:\w+\s+){{0,3}}?(?:you(?:'ve| have)?\s+(?:been\s+)?(?:told|given|said|instructed|learned)|{_RULESET}|above|before|so\s+far)"),
+    _r("override.drop-context", "override", 0.6,
+       r"\b(?:ignore|disregard|forget)\s+(?:all\s+)?(?:the|your|any)\s+(?:context|instructions|rules|guidelines|system\s+prompt|"
+       r"prompt|guardrails|restrictions)\b(?!\s+(?:for|on|in|of|about|from|at|to|that|which)\b)"),
     _r("override.new-instructions", "override", 0.6,
        r"\b(?:new|updated|real|actual|true|revised|secret|hidden)\s+(?:instructions?|task|directive|system\s+prompt|orders)\s*(?::|are\b|is\b|follow)"),
     _r("override.instead", "override", 0.45,
@@ -136,11 +140,15 @@ RULES: tuple[Rule, ...] = (
     _r("override.strictly-adhere", "override", 0.6,
        r"\b(?:strictly|only)\s+(?:adhere|follow|obey|comply)\s+(?:to\s+)?(?:the\s+)?(?:following|these|my|new)\b"),
     _r("override.multilingual", "override", 0.85,
-       r"\b(?:ignorier(?:e|en)?|vergiss|missachte)\b[\s\w,]{0,30}?\b(?:vorherigen|bisherigen|obigen|alle[ns]?)\b[\s\w]{0,20}?\b(?:anweisungen|befehle|instruktionen|regeln|vorgaben)\b"
+       r"\b(?:ignorier(?:e|en)?|vergiss|missachte)\b[\s\w,]{0,30}?\b(?:vorherigen|bisherigen|obigen|alle[ns]?)\b[\s\w]{0,20}?\b(?:anweisungen|befehle|instruktionen|regeln|vorgaben|aufgaben|informationen)\b"
        r"|\bvergiss\s+(?:einfach\s+)?alles\b|\bignorier(?:e|en)?\s+(?:einfach\s+)?(?:alles|alle)\b(?:\s+\w+){0,3}?\s+(?:davor|zuvor|oben|vorher|bisher)"
        r"|\b(?:ignora|olvida|descarta)\b[\s\w,]{0,30}?\b(?:instrucciones|indicaciones|reglas|órdenes)\b(?:\s+\w+){0,2}?\s+(?:anteriores|previas)"
        r"|\b(?:ignore[zr]?|oublie[zr]?)\b[\s\w,]{0,30}?\b(?:instructions|consignes|règles)\s+(?:précédentes|antérieures)"
-       r"|\b(?:ignora|dimentica)\b[\s\w,]{0,30}?\b(?:istruzioni|regole)\s+(?:precedenti)"),
+       r"|\b(?:ignora|dimentica)\b[\s\w,]{0,30}?\b(?:istruzioni|regole)\s+(?:precedenti)"
+       r"|\b(?:olvida|ignora|descarta)\s+(?:todo\s+)?lo\s+(?:anterior|dicho|que\s+te\s+(?:dije|han\s+dicho))"
+       r"|\b(?:oublie[zr]?|ignore[zr]?)\s+tout\s+(?:ce\s+qui\s+pr[ée]c[èe]de|ce\s+qu(?:e|')\s*(?:je\s+t'ai|on\s+t'a|on\s+vous\s+a)\s+dit)"
+       r"|\b(?:dimentica|ignora)\s+tutto\s+(?:quello|ci[òo]|quanto)\s+(?:che\s+)?(?:detto|ti\s+ho\s+detto|precede)"
+       r"|\b(?:ignore|esque[çc]a)\s+(?:todas\s+)?(?:as\s+)?instru[çc][õo]es\s+anteriores"),
     _r("override.task-changed", "override", 0.6,
        r"\b(?:your|the)\s+(?:task|instructions?|objective|goal|mission)\s+(?:has|have)\s+(?:changed|been\s+(?:updated|changed|replaced))\b|\bnew\s+task\s*:"),
     _r("override.end-of-context", "override", 0.55,
@@ -244,7 +252,8 @@ RULES: tuple[Rule, ...] = (
        scope="indirect", flags=re.DOTALL),
     # -- obfuscation cues in the wording itself ------------------------------
     _r("obfuscation.decode-and-follow", "obfuscation", 0.55,
-       r"\b(?:decode|decipher|decrypt|translate)\s+(?:the\s+following|this|it)\b[\s\S]{0,80}?\b(?:and\s+(?:then\s+)?(?:follow|execute|do|run|obey|answer)|instructions?)\b|\b(?:base64|rot13|hex|morse|leetspeak|reversed?)[\s-]*(?:encoded|decoded|encrypted)\s+(?:instructions?|commands?|payload|message)\b"),
+       r"\b(?:decode|decipher|decrypt|translate)\s+(?:the\s+following|this|it)\b[\s\S]{0,80}?\band\s+(?:then\s+)?(?:follow|execute|run|obey|do\s+(?:what|as))\b"
+       r"|\b(?:decode|decipher|decrypt)\s+(?:the\s+following|this|it)\b[\s\S]{0,80}?\binstructions?\b|\b(?:base64|rot13|hex|morse|leetspeak|reversed?)[\s-]*(?:encoded|decoded|encrypted)\s+(?:instructions?|commands?|payload|message)\b"),
 )
 
 
