@@ -240,3 +240,15 @@ def test_earlier_json_state_is_imported(tmp_path: Path) -> None:
     assert state is not None and state.locked and state.tainted
     assert store.step(state, Thresholds()) is Step.LOCK
     assert not (tmp_path / "state.json").exists() and (tmp_path / "state.imported").exists()
+
+
+def test_state_files_are_private(tmp_path: Path) -> None:
+    store = RiskStore(tmp_path, half_life_s=60)
+    store.load()
+    state = store.get("s", "s")
+    store.canary(state)  # a secret lives in the state
+    store.save(state)
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert "state.db" in files and "state.db-wal" in files
+    for name in files:
+        assert (tmp_path / name).stat().st_mode & 0o077 == 0, name

@@ -117,7 +117,8 @@ class RiskStore:
         if not create and not self.path.exists() and not (self.path.parent / LEGACY_FILE).exists():
             return None
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fresh = not self.path.exists()
+        # Created 0600 before SQLite opens it: its -wal and -shm files take the same mode (canaries are secrets).
+        os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
         db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")
@@ -128,8 +129,6 @@ class RiskStore:
         except sqlite3.DatabaseError:
             db.close()
             raise
-        if fresh:
-            os.chmod(self.path, 0o600)
         self._db = db
         self._import_legacy(db)
         return db
