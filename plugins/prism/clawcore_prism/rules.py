@@ -77,7 +77,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "override.priority": ("priority", "precedence"),
     "override.strictly-adhere": ("adhere", "follow", "obey", "comply"),
     "override.multilingual": ("ignor", "vergiss", "missacht", "olvida", "descarta", "oubli", "dimentica", "esque"),
-    "override.task-changed": ("task", "instruction", "objective", "goal", "mission"),
+    "override.task-changed": ("task", "instruction", "objective", "goal", "mission", "job", "purpose"),
     "override.end-of-context": ("end of", "context", "document", "data", "email"),
     "tool.message-to-ai": ("to you", "for you", "before you", "whoever", "anyone", "to any"),
     "tool.shape-your-output": ("your",),
@@ -110,11 +110,13 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "tool.addressed-imperative": ("ai,", "ai:", "ai!", "ai -", "ai-", "assistant", "bot", "language model", "ai model",
                                   "llm", "gpt", "claude", "bard", "gemini", "agent"),
     "tool.when-you-read": ("when", "if", "once", "after", "before"),
+    "tool.when-answering": ("when", "while", "before", "after"),
     "tool.instruction-to-ai": ("instruction to", "instructions to", "instruction for", "instructions for", "message to",
                                "message for", "messages for", "note to", "note for", "command to", "command for",
                                "request to", "request for", "task to", "task for", "if you are a", "as an ai",
                                "as a language", "as an assistant", "as a chatbot", "as an llm", "as a model",
-                               "as an agent", "as the ai", "as a gpt"),
+                               "as an agent", "as the ai", "as a gpt", " reading this", " processing this",
+                               " summarising this", " summarizing this", " parsing this", " sees this", " seeing this"),
     "tool.do-not-tell-user": ("user", "owner", "human", "operator"),
     "tool.urgent-imperative": ("important", "urgent", "attention", "notice"),
     "obfuscation.decode-and-follow": ("decode", "decipher", "decrypt", "translate", "base64", "rot13", "hex", "morse",
@@ -150,7 +152,8 @@ RULES: tuple[Rule, ...] = (
        r"|\b(?:dimentica|ignora)\s+tutto\s+(?:quello|ci[òo]|quanto)\s+(?:che\s+)?(?:detto|ti\s+ho\s+detto|precede)"
        r"|\b(?:ignore|esque[çc]a)\s+(?:todas\s+)?(?:as\s+)?instru[çc][õo]es\s+anteriores"),
     _r("override.task-changed", "override", 0.6,
-       r"\b(?:your|the)\s+(?:task|instructions?|objective|goal|mission)\s+(?:has|have)\s+(?:changed|been\s+(?:updated|changed|replaced))\b|\bnew\s+task\s*:"),
+       r"\b(?:your|the)\s+(?:task|instructions?|objective|goal|mission)\s+(?:has|have)\s+(?:changed|been\s+(?:updated|changed|replaced))\b|\bnew\s+task\s*:"
+       r"|\byour\s+(?:new|real|actual|true|only)\s+(?:task|goal|objective|mission|instructions?|job|purpose)\s+(?:is|are|will\s+be)\s+(?:to|now)\b"),
     _r("override.end-of-context", "override", 0.55,
        r"(?:-{2,}|={2,}|#{2,}|\*{2,}|</?)\s*(?:end\s+of\s+(?:the\s+)?(?:email|context|document|data|input|text|message|page)|/?(?:context|document|data|email)\s*>)"
        r"[\s\S]{0,40}?\b(?:new|now|next|instead|ignore|task|instructions?|you|please)\b", scope="indirect"),
@@ -182,8 +185,9 @@ RULES: tuple[Rule, ...] = (
        r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\|>|\[/?INST\]|<</?SYS>>|<start_of_turn>|<end_of_turn>",
        flags=re.IGNORECASE),
     _r("format.fake-turn", "format", 0.55,
-       r"(?:(?:^|\n)\s*(?:#{2,}\s*)?|#{2,}\s*|<!--\s*|\[\s*)(?:system|assistant|admin|developer)\s*(?:message|prompt|override|instruction)?\s*:\s*(?=\S)"
-       r"(?=[\s\S]{0,200}\b(?:you|ignore|must|instructions?|always|never|recommend|respond|reply|answer|tell|say|policy)\b)",
+       r"(?:(?:^|\n)\s*(?:#{2,}\s*)?|(?<=[.!?])\s+|#{2,}\s*|<!--\s*|\[\s*)(?:system|assistant|admin|developer)\s*(?:message|prompt|override|instruction)?\s*:\s*(?=\S)"
+       r"(?=[\s\S]{0,200}\b(?:you|ignore|must|instructions?|always|never|recommend|respond|reply|answer|tell|say|policy|grant|"
+       r"disable|override)\b)",
        scope="indirect"),
     _r("format.system-tag", "format", 0.6,
        r"<\s*/?\s*(?:system|sys|instructions?|admin)\s*>|\[\s*(?:system|admin)\s*(?:message|note|override)?\s*\]|\{\{\s*system\s*\}\}"),
@@ -202,17 +206,24 @@ RULES: tuple[Rule, ...] = (
     _r("tool.pipe-shell", "tool", 0.3,
        r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|\brm\s+-(?:rf|fr|r\s+-f)\s+(?:/|~|\$HOME|\*)"),
     _r("tool.addressed-imperative", "tool", 0.6,
-       rf"(?:\b{_AI_ADDRESS}s?\b\s*[,:!-]|@{_AI_ADDRESS}\b\s*[,:!-]?)\s*(?:[^.!?\n]{{0,40}}?[\s,])?(?:please\s+|also\s+|now\s+)?(?:you\s+(?:must|should|need\s+to|have\s+to|are\s+(?:required|instructed))|ignore|disregard|send|forward|transfer|delete|run|execute|email|post|reply|write|tell|say|output|print|include|add|insert|visit|click|download|grant|change|update|call|book|buy|share|upload)\b",
+       rf"(?:\b{_AI_ADDRESS}s?\b\s*[,:!-]|@{_AI_ADDRESS}\b\s*[,:!-]?)\s*(?:[^.!?\n]{{0,40}}?[\s,])?(?:please\s+|also\s+|now\s+)?(?:you\s+(?:must|should|need\s+to|have\s+to|are\s+(?:required|instructed))|stop|cease|forget|ignore|disregard|send|forward|transfer|delete|run|execute|email|post|reply|write|tell|say|output|print|include|add|insert|visit|click|download|grant|change|update|call|book|buy|share|upload)\b",
        scope="indirect"),
     _r("tool.when-you-read", "tool", 0.6,
        rf"\b(?:when|if|once|after|before)\s+(?:you|the\s+{_AI}|an?\s+{_AI})\s+(?:are\s+)?(?:read|reads|reading|summari[sz]e|summari[sz]es|summari[sz]ing|process|processes|processing|see|sees|parse|parses|answer|answers|respond|responds|analy[sz]e|analy[sz]es)\b[\s\S]{{0,80}}?\b(?:you\s+(?:must|should|will)|please|always|instead|make\s+sure|also|ignore|do\s+not|don't)\b",
        scope="indirect"),
+    _r("tool.when-answering", "tool", 0.55,
+       r"\b(?:when|while|before|after)\s+(?:you\s+are\s+)?(?:answering|replying|responding|summari[sz]ing|reading\s+this|"
+       r"processing\s+this)\s*,\s*(?:\w+\s+){0,2}?(?:claim|say|state|tell|mention|add|include|recommend|write|reply|respond|"
+       r"insist|pretend|send|ignore)\b", scope="indirect"),
     _r("tool.instruction-to-ai", "tool", 0.65,
-       rf"\b(?:instructions?|message|note|command|request|task)\s+(?:to|for)\s+(?:the\s+|any\s+)?(?:{_AI}|reader\s+{_AI})s?\b|\b(?:if\s+you\s+are\s+an?\s+{_AI}|as\s+an?\s+{_AI}\s+(?:reading|processing|summari[sz]ing)\s+this)\b",
+       rf"\b(?:instructions?|message|note|command|request|task)\s+(?:to|for)\s+(?:the\s+|any\s+)?(?:{_AI}|reader\s+{_AI})s?\b|\b(?:if\s+you\s+are\s+an?\s+{_AI}|as\s+an?\s+{_AI}\s+(?:reading|processing|summari[sz]ing)\s+this)\b"
+       rf"|\bif\s+(?:an?\s+|the\s+|any\s+)?{_AI}\s+(?:is\s+)?(?:reading|processing|summari[sz]ing|parsing|sees)\s+this\b"
+       rf"|\b{_AI}s?\s+(?:systems?\s+|models?\s+|agents?\s+)?(?:reading|processing|summari[sz]ing|parsing|seeing)\s+this\s+"
+       r"(?:\w+\s+)?(?:must|should|need\s+to|are\s+(?:required|instructed)|will)\b",
        scope="indirect"),
     _r("tool.message-to-ai", "tool", 0.65,
        rf"\b(?:message|note|reminder|notice|request|letter|instructions?)\s+(?:from\s+[\w\s.,]{{1,40}}?\s+)?(?:to|for)\s+you,?\s+(?:the\s+)?{_AI_ADDRESS}\b"
-       rf"|\bto\s+(?:you|whoever|anyone|any\s+{_AI_ADDRESS})\s*,?\s*(?:the\s+)?(?:{_AI_ADDRESS}|reading|summari[sz]ing|processing)\b[\s\S]{{0,60}}?\b(?:please|must|should|need|do|send|tell|ignore)\b"
+       rf"|\bto\s+(?:you|whoever|anyone|any\s+{_AI_ADDRESS})\s*,?\s*(?:the\s+)?(?:{_AI_ADDRESS}|reads?|reading|summari[sz]es|summari[sz]ing|process(?:es|ing)?|handles|handling|sees)\b[\s\S]{{0,60}}?\b(?:please|must|should|need|do|send|tell|ignore|use|forward|reply|call)\b"
        rf"|\bbefore\s+you\s+(?:can\s+)?(?:solve|complete|finish|answer|do|continue|proceed\s+with)\s+(?:the|this|your)\s+(?:task|request|question|job)\b",
        scope="indirect"),
     _r("tool.shape-your-output", "tool", 0.55,
