@@ -36,6 +36,13 @@ _LONG_RUN = re.compile(r"[A-Za-z0-9+/]{24}")
 #: A word with a digit standing in for a letter ("1gn0r3", "pr3v10us"): digits next to letters.
 _LEET = re.compile(r"\b\w*(?:[A-Za-z][013457]|[013457][A-Za-z])\w*\b")
 _LEET_MAP = str.maketrans("013457", "oieast")
+#: Attack words as ROT13 writes them ("vtaber" is "ignore"): the trigger for decoding a text.
+_ROT13_WORDS = tuple(codecs.encode(word, "rot13") for word in (
+    "ignore", "disregard", "previous", "instructions", "system prompt", "password", "secret", "forget")
+)
+#: ``a + b``: pieces of a string assembled at the reader's end (payload splitting).
+_CONCAT = re.compile(r"\b\w{1,20}\s*\+\s*\w{1,20}\b")
+_QUOTED = re.compile(r"'([^'\n]{2,200})'|\"([^\"\n]{2,200})\"")
 #: Leetspeak counts only where the decoded word is one an attack needs (not "Conv1d" or "h264").
 _LEET_WORDS = IMPERATIVE_VERBS | frozenset("""
 previous prior above earlier instructions instruction rules rule prompt prompts system secret secrets password
@@ -169,7 +176,17 @@ def canonicalise(text: str) -> Canonical:
         if decoded != out:
             found.append("leetspeak")
             extra.append(decoded)
-    # ROT13 is left to the rules: decoding every word would double the cost for nothing.
+    lowered = out.lower()
+    if any(map(lowered.__contains__, _ROT13_WORDS)):
+        # ROT13 only where the attack vocabulary shows up encoded: decoding every text would cost for nothing.
+        found.append("rot13")
+        extra.append(codecs.decode(out, "rot13"))
+    if "+" in out and _CONCAT.search(out):
+        parts = _QUOTED.findall(out)
+        if len(parts) >= 2:
+            # Strings quoted apart and joined with "+": the instruction is the concatenation.
+            found.append("split")
+            extra.append("".join(a or b for a, b in parts))
     if "  " in out or "\t" in out or "\f" in out or "\v" in out:
         out = _WS.sub(" ", out)
     if extra:

@@ -72,6 +72,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "override.ignore-previous": ("ignore", "disregard", "forget", "skip", "override", "bypass", "neglect", "drop"),
     "override.ignore-all": ("ignore", "disregard", "forget"),
     "override.drop-context": ("ignore", "disregard", "forget"),
+    "override.other-scripts": ("忽略", "无视", "忽视", "不要理会", "無視", "игнор", "забуд", "проигнор", "무시", "تجاهل"),
     "override.new-instructions": ("instruction", "task", "directive", "system prompt", "orders"),
     "override.instead": ("follow", "obey", "listen"),
     "override.priority": ("priority", "precedence"),
@@ -87,7 +88,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "role.jailbroken": ("jailbr",),
     "role.unrestricted": ("unfiltered", "uncensored", "unrestricted", "amoral", "unethical", "unbound", "limitless",
                           "moral", "ethical"),
-    "role.no-restrictions": ("restriction", "limitation", "filter", "censor", "confines", "ethical", "moral",
+    "role.no-restrictions": ("restriction", "limitation", "filter", "censor", "confines", "ethical", "moral", "apply",
                              "polic", "rules"),
     "role.openai-policy": ("polic",),
     "role.persona-switch": ("you are", "from now on", "act as", "pretend"),
@@ -105,6 +106,8 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "exfil.markdown-image": ("](",),
     "tool.pipe-shell": ("curl", "wget", "rm -"),
     "exfil.fetch-and-send": (" and ", " then "),
+    "exfil.send-users-data": ("user's", "users "),
+    "tool.respond-only": ("only",),
     "override.forget-then-do": ("forget", "ignore", "disregard"),
     "tool.say-exactly": ("say", "output", "print", "respond with", "answer with", "write", "type"),
     "tool.addressed-imperative": ("ai,", "ai:", "ai!", "ai -", "ai-", "assistant", "bot", "language model", "ai model",
@@ -151,6 +154,13 @@ RULES: tuple[Rule, ...] = (
        r"|\b(?:oublie[zr]?|ignore[zr]?)\s+tout\s+(?:ce\s+qui\s+pr[ée]c[èe]de|ce\s+qu(?:e|')\s*(?:je\s+t'ai|on\s+t'a|on\s+vous\s+a)\s+dit)"
        r"|\b(?:dimentica|ignora)\s+tutto\s+(?:quello|ci[òo]|quanto)\s+(?:che\s+)?(?:detto|ti\s+ho\s+detto|precede)"
        r"|\b(?:ignore|esque[çc]a)\s+(?:todas\s+)?(?:as\s+)?instru[çc][õo]es\s+anteriores"),
+    _r("override.other-scripts", "override", 0.85,
+       r"(?:忽略|无视|忽视|不要理会)(?:之前|以前|先前|上面|以上|前面)?(?:的)?(?:所有|全部|一切)?(?:的)?(?:指示|指令|说明|规则|提示|要求)"
+       r"|(?:以前|これまで|上記|前)の(?:すべての|全ての)?(?:指示|命令|指令)(?:を)?(?:すべて|全て)?無視|指示を(?:すべて|全て)?無視"
+       r"|(?:игнорируй(?:те)?|забудь(?:те)?|проигнорируй(?:те)?)\s+(?:все\s+)?(?:предыдущие|прошлые|прежние|данные\s+ранее)?\s*"
+       r"(?:инструкции|указания|правила|команды)"
+       r"|(?:이전의?|앞의|위의)?\s*(?:모든\s*)?(?:지시|명령|지침)(?:을|를|사항을)?\s*(?:모두\s*)?무시"
+       r"|تجاهل\s+(?:جميع\s+|كل\s+)?(?:التعليمات|الأوامر)"),
     _r("override.task-changed", "override", 0.6,
        r"\b(?:your|the)\s+(?:task|instructions?|objective|goal|mission)\s+(?:has|have)\s+(?:changed|been\s+(?:updated|changed|replaced))\b|\bnew\s+task\s*:"
        r"|\byour\s+(?:new|real|actual|true|only)\s+(?:task|goal|objective|mission|instructions?|job|purpose)\s+(?:is|are|will\s+be)\s+(?:to|now)\b"),
@@ -167,7 +177,8 @@ RULES: tuple[Rule, ...] = (
     _r("role.unrestricted", "role", 0.7,
        r"\b(?:unfiltered|uncensored|unrestricted|amoral|unethical|unbound|limitless|no\s+(?:moral|ethical)\s+(?:compass|guidelines|restrictions|limits))\b[\s\S]{0,80}?\b(?:AI|assistant|chatbot|model|response|answers?|persona|character|mode)\b|\b(?:AI|assistant|chatbot|model|persona|character)\b[\s\S]{0,40}?\b(?:unfiltered|uncensored|unrestricted|amoral)\b"),
     _r("role.no-restrictions", "role", 0.65,
-       r"\b(?:without|free\s+(?:of|from)|no|not\s+bound\s+by|doesn't\s+have|don't\s+have|does\s+not\s+have|broken\s+free\s+of|freed\s+from)\s+(?:any\s+)?(?:the\s+)?(?:typical\s+)?(?:restrictions|limitations|filters|filtering|censorship|confines|ethical\s+(?:guidelines|constraints|boundaries)|moral\s+(?:guidelines|constraints)|content\s+polic(?:y|ies)|rules\s+(?:imposed|set))\b"),
+       r"\b(?:without|free\s+(?:of|from)|no|not\s+bound\s+by|doesn't\s+have|don't\s+have|does\s+not\s+have|broken\s+free\s+of|freed\s+from)\s+(?:any\s+)?(?:the\s+)?(?:typical\s+)?(?:restrictions|limitations|filters|filtering|censorship|confines|ethical\s+(?:guidelines|constraints|boundaries)|moral\s+(?:guidelines|constraints)|content\s+polic(?:y|ies)|rules\s+(?:imposed|set))\b"
+       r"|\bwhere\s+(?:no|none\s+of\s+the)\s+(?:rules|laws|restrictions|guidelines)\s+(?:apply|exist)\b|\b(?:the\s+)?(?:rules|guidelines|restrictions)\s+(?:don't|do\s+not|no\s+longer)\s+apply\b"),
     _r("role.openai-policy", "role", 0.6,
        r"\b(?:OpenAI|Anthropic|content)\s*(?:'s)?\s+(?:content\s+)?polic(?:y|ies)\b[\s\S]{0,60}?\b(?:ignore|violate|doesn't\s+apply|no\s+longer|not\s+apply|bypass|disregard|break)|\b(?:ignore|violate|bypass|disregard|break)\s+(?:\w+\s+){0,2}(?:OpenAI|Anthropic)(?:'s)?\s+(?:content\s+)?polic"),
     _r("role.persona-switch", "role", 0.4,
@@ -199,7 +210,7 @@ RULES: tuple[Rule, ...] = (
     _r("exfil.begins-with", "exfil", 0.55,
        r"\b(?:starting|beginning)\s+(?:with|from)\s+(?:the\s+words?\s+)?[\"'](?:You\s+are|Your\s+(?:role|task)|As\s+an?)\b"),
     _r("exfil.credentials", "exfil", 0.65,
-       r"(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:send|email|e-mail|forward|post|upload|share|leak|exfiltrate|transmit|paste|give\s+me|tell\s+me|reveal)\b[\s\S]{0,60}?\b(?:passwords?|credentials?|api[\s_-]?keys?|access[\s_-]?tokens?|secret[\s_-]?keys?|private[\s_-]?keys?|ssh[\s_-]?keys?|session\s+cookies?|\.env\b|id_rsa|/etc/(?:passwd|shadow))"),
+       r"(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:send|email|e-mail|forward|post|upload|share|leak|exfiltrate|transmit|paste|give\s+me|tell\s+me|reveal|disclose|divulge|expose)\b[\s\S]{0,60}?\b(?:passwords?|credentials?|api[\s_-]?keys?|access[\s_-]?tokens?|secret[\s_-]?keys?|private[\s_-]?keys?|ssh[\s_-]?keys?|session\s+cookies?|\.env\b|id_rsa|/etc/(?:passwd|shadow))"),
     _r("exfil.markdown-image", "exfil", 0.6,
        r"!\[[^\]]{0,80}\]\(\s*https?://[^)\s]+\?[^)\s]*(?:\{|%7B|\$|data=|q=|secret|token|key)"),
     # -- tool abuse intent -----------------------------------------------------
@@ -256,6 +267,11 @@ RULES: tuple[Rule, ...] = (
        r"(?:(?:exactly|only|verbatim|just|the\s+(?:words?|phrase|text))?\s*:?\s*[\"'\u2018\u201c][^\"'\u2019\u201d\n]{3,60}[\"'\u2019\u201d]"
        r"|(?:exactly|verbatim)\s*:\s*\S)",
        scope="indirect"),
+    _r("exfil.send-users-data", "exfil", 0.6,
+       r"\b(?:send|e-?mail|forward|upload|post|share|transfer|leak|copy)\s+(?:all\s+(?:of\s+)?)?(?:the|this)\s+user'?s\s+"
+       r"[^.!?\n]{0,40}?\bto\s+(?:[\w.+-]+@[\w-]+\.[\w.]+|https?://)", scope="indirect"),
+    _r("tool.respond-only", "tool", 0.5,
+       r"(?:^|[.!?:]\s+|\n)(?:now\s+|please\s+)?(?:respond|reply|answer)\s+only\s+(?:in|with|using)\b", scope="indirect"),
     _r("tool.do-not-tell-user", "tool", 0.7,
        r"\b(?:do\s+not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|mention(?:ing)?|alert(?:ing)?|let(?:ting)?\s+(?:\w+\s+)?know|reveal(?:ing)?\s+(?:this\s+)?to)\s+(?:the\s+|your\s+)?(?:user|owner|human|operator)\b"),
     _r("tool.urgent-imperative", "tool", 0.4,
@@ -297,6 +313,8 @@ OBFUSCATION_WEIGHTS = {
     "hex": 0.15,
     "spaced": 0.2,
     "leetspeak": 0.2,
+    "rot13": 0.2,
+    "split": 0.1,
 }
 
 
