@@ -56,7 +56,7 @@ _PRIOR = r"(?:all\s+(?:of\s+)?|any\s+|the\s+|your\s+|these\s+|those\s+)*(?:previ
 _RULESET = r"(?:instructions?|prompts?|rules|guidelines|directives?|directions|commands|context|programming|constraints|restrictions|guardrails|policies|messages|orders|tasks?|assignments?)"
 _AI = r"(?:AI|assistant|chat\s*bot|chatbot|language\s+model|LLM|GPT|ChatGPT|Claude|Bard|Gemini|model|agent|bot)"
 
-_AI_ADDRESS = r"(?:AI|assistant|chat\s*bot|chatbot|language\s+model|LLM|GPT|ChatGPT|Claude|Bard|Gemini|AI\s+model|agent)"
+_AI_ADDRESS = r"(?:AI|assistant|chat\s*bot|chatbot|language\s+model|LLM|GPT|ChatGPT|Claude|Bard|Gemini|AI\s+model|agent|Copilot|summari[sz]er|mail\s*bot)"
 
 
 def _r(rule_id: str, category: str, weight: float, pattern: str, scope: Scope = "any", flags: int = _I) -> Rule:
@@ -73,7 +73,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "override.ignore-all": ("ignore", "disregard", "forget"),
     "override.drop-context": ("ignore", "disregard", "forget"),
     "override.other-scripts": ("忽略", "无视", "忽视", "不要理会", "無視", "игнор", "забуд", "проигнор", "무시", "تجاهل"),
-    "override.new-instructions": ("instruction", "task", "directive", "system prompt", "orders"),
+    "override.new-instructions": ("instruction", "task", "directive", "prompt", "orders"),
     "override.instead": ("follow", "obey", "listen"),
     "override.priority": ("priority", "precedence"),
     "override.strictly-adhere": ("adhere", "follow", "obey", "comply"),
@@ -108,10 +108,12 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "exfil.fetch-and-send": (" and ", " then "),
     "exfil.send-users-data": ("user's", "users "),
     "tool.respond-only": ("only",),
+    "tool.ai-tag": ("ai", "assistant", "agent", "bot", "llm"),
+    "tool.output-must": ("must", "should", "has to", "needs to"),
     "override.forget-then-do": ("forget", "ignore", "disregard"),
     "tool.say-exactly": ("say", "output", "print", "respond with", "answer with", "write", "type"),
     "tool.addressed-imperative": ("ai,", "ai:", "ai!", "ai -", "ai-", "assistant", "bot", "language model", "ai model",
-                                  "llm", "gpt", "claude", "bard", "gemini", "agent"),
+                                  "llm", "gpt", "claude", "bard", "gemini", "agent", "copilot", "summari"),
     "tool.when-you-read": ("when", "if", "once", "after", "before"),
     "tool.when-answering": ("when", "while", "before", "after"),
     "tool.instruction-to-ai": ("instruction to", "instructions to", "instruction for", "instructions for", "message to",
@@ -137,7 +139,8 @@ RULES: tuple[Rule, ...] = (
        r"\b(?:ignore|disregard|forget)\s+(?:all\s+)?(?:the|your|any)\s+(?:context|instructions|rules|guidelines|system\s+prompt|"
        r"prompt|guardrails|restrictions)\b(?!\s+(?:for|on|in|of|about|from|at|to|that|which)\b)"),
     _r("override.new-instructions", "override", 0.6,
-       r"\b(?:new|updated|real|actual|true|revised|secret|hidden)\s+(?:instructions?|task|directive|system\s+prompt|orders)\s*(?::|are\b|is\b|follow)"),
+       r"\b(?:new|updated|real|actual|true|revised|secret|hidden)\s+(?:system\s+)?(?:instructions?|task|directive|prompt|orders)"
+       rf"(?:\s+for\s+(?:the\s+|any\s+)?(?:\w+\s+)?{_AI}s?)?\s*(?::|are\b|is\b|follow)"),
     _r("override.instead", "override", 0.45,
        rf"\b(?:do\s+not|don't|stop|cease)\s+(?:follow(?:ing)?|obey(?:ing)?|listen(?:ing)?\s+to)\s+{_PRIOR}?\s*(?:the\s+)?(?:user|{_RULESET})"),
     _r("override.priority", "override", 0.55,
@@ -217,7 +220,9 @@ RULES: tuple[Rule, ...] = (
     _r("tool.pipe-shell", "tool", 0.3,
        r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|\brm\s+-(?:rf|fr|r\s+-f)\s+(?:/|~|\$HOME|\*)"),
     _r("tool.addressed-imperative", "tool", 0.6,
-       rf"(?:\b{_AI_ADDRESS}s?\b\s*[,:!-]|@{_AI_ADDRESS}\b\s*[,:!-]?)\s*(?:[^.!?\n]{{0,40}}?[\s,])?(?:please\s+|also\s+|now\s+)?(?:you\s+(?:must|should|need\s+to|have\s+to|are\s+(?:required|instructed))|stop|cease|forget|ignore|disregard|send|forward|transfer|delete|run|execute|email|post|reply|write|tell|say|output|print|include|add|insert|visit|click|download|grant|change|update|call|book|buy|share|upload)\b",
+       rf"(?:\b{_AI_ADDRESS}s?\b\s*[,:!-]|@{_AI_ADDRESS}\b\s*[,:!-]?)\s*"
+       # A speaker's own statement ("Agent: I have issued the refund") is a transcript, not an order.
+       rf"(?!\s)(?!(?:I|we|I'm|I've|I'll|we're|we've|we'll)\b)(?:[^.!?\n]{{0,40}}?[\s,])?(?:please\s+|also\s+|now\s+)?(?:you\s+(?:must|should|need\s+to|have\s+to|are\s+(?:required|instructed))|stop|cease|forget|ignore|disregard|send|forward|transfer|delete|run|execute|email|post|reply|write|tell|say|output|print|include|add|insert|visit|click|download|grant|change|update|call|book|buy|share|upload|replace|accept|treat|approve|refund|remove|archive)\b",
        scope="indirect"),
     _r("tool.when-you-read", "tool", 0.6,
        rf"\b(?:when|if|once|after|before)\s+(?:you|the\s+{_AI}|an?\s+{_AI})\s+(?:are\s+)?(?:read|reads|reading|summari[sz]e|summari[sz]es|summari[sz]ing|process|processes|processing|see|sees|parse|parses|answer|answers|respond|responds|analy[sz]e|analy[sz]es)\b[\s\S]{{0,80}}?\b(?:you\s+(?:must|should|will)|please|always|instead|make\s+sure|also|ignore|do\s+not|don't)\b",
@@ -225,9 +230,10 @@ RULES: tuple[Rule, ...] = (
     _r("tool.when-answering", "tool", 0.55,
        r"\b(?:when|while|before|after)\s+(?:you\s+are\s+)?(?:answering|replying|responding|summari[sz]ing|reading\s+this|"
        r"processing\s+this)\s*,\s*(?:\w+\s+){0,2}?(?:claim|say|state|tell|mention|add|include|recommend|write|reply|respond|"
-       r"insist|pretend|send|ignore)\b", scope="indirect"),
+       r"insist|pretend|send|ignore|call|invoke|run|execute|delete|open|visit|click|use|forward|transfer|grant|share|archive)\b",
+       scope="indirect"),
     _r("tool.instruction-to-ai", "tool", 0.65,
-       rf"\b(?:instructions?|message|note|command|request|task)\s+(?:to|for)\s+(?:the\s+|any\s+)?(?:{_AI}|reader\s+{_AI})s?\b|\b(?:if\s+you\s+are\s+an?\s+{_AI}|as\s+an?\s+{_AI}\s+(?:reading|processing|summari[sz]ing)\s+this)\b"
+       rf"\b(?:instructions?|message|note|command|request|task)\s+(?:to|for)\s+(?:the\s+|any\s+)?(?:\w+\s+)?{_AI}s?\b|\b(?:if\s+you\s+are\s+an?\s+{_AI}|as\s+an?\s+{_AI}\s+(?:reading|processing|summari[sz]ing)\s+this)\b"
        rf"|\bif\s+(?:an?\s+|the\s+|any\s+)?{_AI}\s+(?:is\s+)?(?:reading|processing|summari[sz]ing|parsing|sees)\s+this\b"
        rf"|\b{_AI}s?\s+(?:systems?\s+|models?\s+|agents?\s+)?(?:reading|processing|summari[sz]ing|parsing|seeing)\s+this\s+"
        r"(?:\w+\s+)?(?:must|should|need\s+to|are\s+(?:required|instructed)|will)\b",
@@ -272,6 +278,12 @@ RULES: tuple[Rule, ...] = (
        r"[^.!?\n]{0,40}?\bto\s+(?:[\w.+-]+@[\w-]+\.[\w.]+|https?://)", scope="indirect"),
     _r("tool.respond-only", "tool", 0.5,
        r"(?:^|[.!?:]\s+|\n)(?:now\s+|please\s+)?(?:respond|reply|answer)\s+only\s+(?:in|with|using)\b", scope="indirect"),
+    _r("tool.ai-tag", "tool", 0.6,
+       r"[\[(]\s*(?:AI|assistant|agent|bot|LLM|automated\s+agents?)[\s-]*(?:only|instructions?|note|use|directive)?\s*[\])]"
+       r"\s*:?\s*(?:please\s+)?[A-Z]?[a-z]+|\(\s*(?:automated\s+)?(?:agents?|AI|assistants?|bots?|LLMs?)\s*:", scope="indirect"),
+    _r("tool.output-must", "tool", 0.45,
+       r"\bthe\s+(?:summary|response|answer|reply|output)\s+(?:must|should|has\s+to|needs\s+to)\s+(?:end|begin|start|"
+       r"include|contain|mention|say|link)\s+(?:with\s+)?[\"'\u201c]", scope="indirect"),
     _r("tool.do-not-tell-user", "tool", 0.7,
        r"\b(?:do\s+not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|mention(?:ing)?|alert(?:ing)?|let(?:ting)?\s+(?:\w+\s+)?know|reveal(?:ing)?\s+(?:this\s+)?to)\s+(?:the\s+|your\s+)?(?:user|owner|human|operator)\b"),
     _r("tool.urgent-imperative", "tool", 0.4,
