@@ -195,13 +195,23 @@ class Monitor:
             return verdict, detection
         state = self._state(context)
         if level is not Level.CLEAN or failure_risk:
-            amount = (score if level is not Level.CLEAN else 0.0) + failure_risk
+            amount = (score if level is not Level.CLEAN else 0.0) * self._evidence_weight(rules) + failure_risk
             self._escalate(state, context, amount, {"kind": "verdict", "hook": hook, "level": level.value,
                                                     "score": verdict.score, "rules": list(rules)})
         if level is not Level.CLEAN:
             context.record("prism.verdict", {"hook": hook, "level": level.value, "score": verdict.score,
                                              "rules": list(rules), "risk": round(self.store.current(state), 4)})
         return verdict, detection
+
+    def _evidence_weight(self, rules: Iterable[str]) -> float:
+        """Share of a verdict's score that becomes risk: all of it when a rule or the LLM backs it.
+
+        The classifier alone misreads imperatives addressed to a human reader (homework, calls to action,
+        install steps) more often than rules do, so on its own it escalates more slowly; its passages are
+        still redacted and taint still asks before high-risk actions.
+        """
+        specific = [r for r in rules if not r.startswith(("classifier.", "obfuscation.", "llm.failure", "llm.clean"))]
+        return 1.0 if specific else self.settings.classifier_risk_weight
 
     @staticmethod
     def _reasons(level: Level, rules: Iterable[str], hook: str) -> tuple[str, ...]:

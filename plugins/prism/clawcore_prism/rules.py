@@ -213,7 +213,7 @@ RULES: tuple[Rule, ...] = (
     _r("exfil.begins-with", "exfil", 0.55,
        r"\b(?:starting|beginning)\s+(?:with|from)\s+(?:the\s+words?\s+)?[\"'](?:You\s+are|Your\s+(?:role|task)|As\s+an?)\b"),
     _r("exfil.credentials", "exfil", 0.65,
-       r"(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:send|email|e-mail|forward|post|upload|share|leak|exfiltrate|transmit|paste|give\s+me|tell\s+me|reveal|disclose|divulge|expose)\b[\s\S]{0,60}?\b(?:passwords?|credentials?|api[\s_-]?keys?|access[\s_-]?tokens?|secret[\s_-]?keys?|private[\s_-]?keys?|ssh[\s_-]?keys?|session\s+cookies?|\.env\b|id_rsa|/etc/(?:passwd|shadow))"),
+       r"(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:send|email|e-mail|forward|post|upload|share|leak|exfiltrate|transmit|paste|give\s+me|tell\s+me|reveal|disclose|divulge|expose)\b[^.!?\n]{0,60}?\b(?:passwords?(?!\s+(?:rules?|polic(?:y|ies)|requirements?|strength|managers?|resets?|hints?|length))|credentials?|api[\s_-]?keys?|access[\s_-]?tokens?|secret[\s_-]?keys?|private[\s_-]?keys?|ssh[\s_-]?keys?|session\s+cookies?|\.env\b|id_rsa|/etc/(?:passwd|shadow))"),
     _r("exfil.markdown-image", "exfil", 0.6,
        r"!\[[^\]]{0,80}\]\(\s*https?://[^)\s]+\?[^)\s]*(?:\{|%7B|\$|data=|q=|secret|token|key)"),
     # -- tool abuse intent -----------------------------------------------------

@@ -49,7 +49,12 @@ SCHEMA: dict[str, Any] = {
         "classifier": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {"enabled": {"type": "boolean", "default": True}},
+            "properties": {
+                "enabled": {"type": "boolean", "default": True},
+                "riskWeight": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
+                               "description": "Share of a verdict's score added to risk when only the classifier "
+                                              "flagged it (no rule, no LLM verdict)."},
+            },
         },
         "llm": {
             "type": "object",
@@ -68,7 +73,12 @@ SCHEMA: dict[str, Any] = {
         "canary": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {"enabled": {"type": "boolean", "default": True}},
+            "properties": {
+                "enabled": {"type": "boolean", "default": True},
+                "riskWeight": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
+                               "description": "Share of a verdict's score added to risk when only the classifier "
+                                              "flagged it (no rule, no LLM verdict)."},
+            },
         },
         "taint": {
             "type": "object",
@@ -111,6 +121,7 @@ class PrismSettings:
     half_life_s: float = 1800.0
     fail_mode: Literal["soft", "closed"] = "soft"
     classifier: bool = True
+    classifier_risk_weight: float = 0.5
     llm_model: str | None = None
     llm_settings: Mapping[str, Any] | None = None
     llm_band: tuple[float, float] = (0.3, 0.7)
@@ -159,6 +170,7 @@ class PrismSettings:
             half_life_s=parse_duration(section.get("halfLife", "30m")),
             fail_mode=section.get("failMode", "soft"),
             classifier=bool(section.get("classifier", {}).get("enabled", True)),
+            classifier_risk_weight=float(section.get("classifier", {}).get("riskWeight", 0.5)),
             llm_model=llm.get("model"),
             llm_settings=dict(llm.get("settings", {})),
             llm_band=(band[0], band[1]),
