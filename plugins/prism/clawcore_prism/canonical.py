@@ -31,11 +31,14 @@ _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|&#x([0-9a-fA-F]{1
 _PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2}){2,}")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
-_SPACED = re.compile(r"\b(?:[A-Za-z][ .\-_*]){4,}[A-Za-z]\b")
+_SPACED = re.compile(r"\b(?:[A-Za-z][ .\-_*]{1,3}){4,}[A-Za-z]\b")
+#: Runs of Unicode tag characters (U+E0020-U+E007E), each the invisible twin of an ASCII character.
+_TAG_RUN = re.compile("[\U000e0020-\U000e007e]{4,}")
+_UNTAG = {code: code - 0xE0000 for code in range(0xE0020, 0xE007F)}
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/]{24}")
 #: A word with a digit standing in for a letter ("1gn0r3", "pr3v10us"): digits next to letters.
 _LEET = re.compile(r"\b\w*(?:[A-Za-z][013457]|[013457][A-Za-z])\w*\b")
-_LEET_MAP = str.maketrans("013457", "oieast")
+_LEET_MAPS = (str.maketrans("013457", "oieast"), str.maketrans("013457", "oleast"))  # "1" is an i or an l
 #: Attack words as ROT13 writes them ("vtaber" is "ignore"): the trigger for decoding a text.
 _ROT13_WORDS = tuple(codecs.encode(word, "rot13") for word in (
     "ignore", "disregard", "previous", "instructions", "system prompt", "password", "secret", "forget")
@@ -49,6 +52,16 @@ previous prior above earlier instructions instruction rules rule prompt prompts 
 passwords key keys token tokens credentials everything all now mode restrictions jailbreak jailbroken admin
 developer hacked pwned bypass override unlock access granted filter filters censored uncensored
 """.split())
+
+
+def _unleet(word: str) -> str:
+    """The word a leetspeak token spells, when it is one an attack needs; else ''."""
+    lowered = word.lower()
+    for table in _LEET_MAPS:
+        decoded = lowered.translate(table)
+        if decoded in _LEET_WORDS:
+            return decoded
+    return ""
 _WS = re.compile(r"[ \t\f\v]{2,}|[\t\f\v]")
 _NAMED = {"&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"', "&#39;": "'", "&apos;": "'", "&nbsp;": " "}
 _NAMED_RE = re.compile("|".join(map(re.escape, _NAMED)))
@@ -135,6 +148,10 @@ def canonicalise(text: str) -> Canonical:
     """
     found: list[str] = []
     ascii_only = text.isascii()  # every invisible and bidi character is outside ASCII
+    smuggled = [] if ascii_only else [run.translate(_UNTAG) for run in _TAG_RUN.findall(text)]
+    if smuggled:
+        # Unicode tag characters mirror ASCII and render as nothing: text hidden from the person, not the model.
+        found.append("tags")
     if not ascii_only and _BIDI.search(text):
         found.append("bidi")
     if not ascii_only and _INVISIBLE.search(text):
@@ -164,15 +181,16 @@ def canonicalise(text: str) -> Canonical:
             found.append("percent")
             out = unquoted
     extra = _decoded_payloads(out, found) if len(out) >= 24 and _LONG_RUN.search(out) else []
+    extra.extend(smuggled)
     spaced = [m.group(0) for m in _SPACED.finditer(out)] if " " in out else []
-    joined = [re.sub(r"[ .\-_*]", "", s) for s in spaced if len(s) >= 11]
+    joined = [" ".join(re.sub(r"[ .\-_*]", "", word) for word in re.split(r"\s{3,}", s)) for s in spaced if len(s) >= 11]
     if joined:
         found.append("spaced")
         extra.extend(joined)
-    leet = {w for w in _LEET.findall(out) if w.lower().translate(_LEET_MAP) in _LEET_WORDS} if " " in out else set()
+    leet = {w: d for w in _LEET.findall(out) if (d := _unleet(w))} if " " in out else {}
     if len(leet) >= 2:
         # Two or more words written with digits for letters: the decoded text goes to the rules and the classifier.
-        decoded = _LEET.sub(lambda m: m.group(0).translate(_LEET_MAP) if m.group(0) in leet else m.group(0), out)
+        decoded = _LEET.sub(lambda m: leet.get(m.group(0), m.group(0)), out)
         if decoded != out:
             found.append("leetspeak")
             extra.append(decoded)

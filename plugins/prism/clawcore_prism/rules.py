@@ -109,6 +109,10 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "exfil.send-users-data": ("user's", "users "),
     "tool.respond-only": ("only",),
     "tool.ai-tag": ("ai", "assistant", "agent", "bot", "llm"),
+    "tool.note-to-ai-other-languages": ("para el", "para o", "asistente", "assistente", "pour l", "à l", "für", " an ",
+                                        "per l", "给", "ai", "ａｉ", "для", "에게", "께"),
+    "tool.whoever-processes": ("whoever", "anyone", "any ", "reader", "system", "agent", "tool", "bot", "summary",
+                               "summaries", "answer", "response", "digest", "report", "overview"),
     "tool.output-must": ("must", "should", "has to", "needs to"),
     "override.forget-then-do": ("forget", "ignore", "disregard"),
     "tool.say-exactly": ("say", "output", "print", "respond with", "answer with", "write", "type"),
@@ -228,9 +232,11 @@ RULES: tuple[Rule, ...] = (
        rf"\b(?:when|if|once|after|before)\s+(?:you|the\s+{_AI}|an?\s+{_AI})\s+(?:are\s+)?(?:read|reads|reading|summari[sz]e|summari[sz]es|summari[sz]ing|process|processes|processing|see|sees|parse|parses|answer|answers|respond|responds|analy[sz]e|analy[sz]es)\b[\s\S]{{0,80}}?\b(?:you\s+(?:must|should|will)|please|always|instead|make\s+sure|also|ignore|do\s+not|don't)\b",
        scope="indirect"),
     _r("tool.when-answering", "tool", 0.55,
-       r"\b(?:when|while|before|after)\s+(?:you\s+are\s+)?(?:answering|replying|responding|summari[sz]ing|reading\s+this|"
-       r"processing\s+this)\s*,\s*(?:\w+\s+){0,2}?(?:claim|say|state|tell|mention|add|include|recommend|write|reply|respond|"
-       r"insist|pretend|send|ignore|call|invoke|run|execute|delete|open|visit|click|use|forward|transfer|grant|share|archive)\b",
+       r"\b(?:when|while|before|after)\s+(?:you\s+are\s+)?(?:answering|replying|responding|summari[sz]ing|reading|processing|"
+       r"merging|handling|drafting\s+the\s+reply)(?:\s+(?:this|these|the|any|shoppers|customers|users|visitors)(?:\s+\w+)?)?"
+       r"\s*,\s*(?:\w+\s+){0,2}?(?:claim|say|state|tell|mention|add|include|recommend|write|reply|respond|"
+       r"insist|pretend|send|ignore|call|invoke|run|execute|delete|open|visit|click|use|forward|transfer|grant|share|archive|"
+       r"bump|point|set|change|attach|approve|mark|put|list|describe|present|rate|state)\b",
        scope="indirect"),
     _r("tool.instruction-to-ai", "tool", 0.65,
        rf"\b(?:instructions?|message|note|command|request|task)\s+(?:to|for)\s+(?:the\s+|any\s+)?(?:\w+\s+)?{_AI}s?\b|\b(?:if\s+you\s+are\s+an?\s+{_AI}|as\s+an?\s+{_AI}\s+(?:reading|processing|summari[sz]ing)\s+this)\b"
@@ -284,6 +290,26 @@ RULES: tuple[Rule, ...] = (
     _r("tool.output-must", "tool", 0.45,
        r"\bthe\s+(?:summary|response|answer|reply|output)\s+(?:must|should|has\s+to|needs\s+to)\s+(?:end|begin|start|"
        r"include|contain|mention|say|link)\s+(?:with\s+)?[\"'\u201c]", scope="indirect"),
+    _r("tool.note-to-ai-other-languages", "tool", 0.65,
+       r"\b(?:nota|instrucci[oó]n|mensaje|aviso)\s+para\s+(?:el\s+)?(?:asistente|modelo|agente)\b"
+       r"|\b(?:note|instruction|message|consigne)s?\s+(?:pour|à)\s+l['\u2019]\s*(?:assistant|IA|agent|modèle)\b"
+       r"|\b(?:Hinweis|Anweisung|Nachricht|Notiz)\s+(?:an|für)\s+(?:den\s+|die\s+)?(?:KI|Assistenten|KI-Assistenten|Agenten|Sprachmodell)\b"
+       r"|\b(?:nota|istruzion[ei]|messaggio)\s+per\s+l['\u2019]\s*(?:assistente|IA|agente)\b"
+       r"|\b(?:nota|instru[çc][ãa]o|mensagem)\s+para\s+o\s+(?:assistente|agente|modelo)\b"
+       r"|给(?:AI|人工智能)?(?:助手|助理|模型|智能体)的(?:指令|指示|消息|说明|提示)"
+       r"|(?:AI|ＡＩ)\s*(?:アシスタント|エージェント)?(?:へ|に)(?:の(?:指示|メッセージ))?\s*[：:]"
+       r"|(?:примечание|инструкция|сообщение|указание)\s+для\s+(?:ИИ|AI)(?:[-\s]?(?:помощника|ассистента|агента|модели))?"
+       r"|AI\s*(?:어시스턴트|비서|에이전트)(?:에게|께)", scope="indirect"),
+    _r("tool.whoever-processes", "tool", 0.55,
+       r"\b(?:whoever|anyone|any\s+(?:reader|system|tool|agent|bot|assistant)|(?:AI\s+)?readers?)\s+(?:who\s+|that\s+)?(?:is\s+|are\s+)?"
+       r"(?:(?:reads?|reading|process(?:es|ing)?|handles?|handling|summari[sz](?:es|ing)|compil(?:es|ing)|pars(?:es|ing))\b"
+       r"[^.!?\n]{0,30}?\bth(?:is|ese)\b|writes?\s+the\s+(?:daily\s+|weekly\s+)?(?:digest|summary|report)\b)[^.!?\n]{0,40}?"
+       r"(?:[:,\u2014-]\s*(?:please\s+)?(?:also\s+)?(?:send|forward|add|include|delete|tell|say|reply|call|grant|share|change|"
+       r"approve|mark|open|visit|put|use|set|ignore|remove|make|write|describe|list|rate|state|report|give|invite|book|pay)\b"
+       r"|\b(?:should|must|need\s+to|has\s+to|have\s+to|are\s+(?:asked|required))\b)"
+       r"|\b(?:any|every|each|the)\s+(?:summary|summaries|answer|response|digest|report|overview)\s+(?:of|about|for)\s+"
+       r"(?:this|these)\b[^.!?\n]{0,40}?(?:\bshould\s+(?:say|state|mention|read|be|include|conclude)|\bmust\s+(?:say|state|"
+       r"mention|read|be|include|conclude)|[:,]\s+(?:the\s+)?(?:overall|final)\b)", scope="indirect"),
     _r("tool.do-not-tell-user", "tool", 0.7,
        r"\b(?:do\s+not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|mention(?:ing)?|alert(?:ing)?|let(?:ting)?\s+(?:\w+\s+)?know|reveal(?:ing)?\s+(?:this\s+)?to)\s+(?:the\s+|your\s+)?(?:user|owner|human|operator)\b"),
     _r("tool.urgent-imperative", "tool", 0.4,
@@ -325,6 +351,7 @@ OBFUSCATION_WEIGHTS = {
     "hex": 0.15,
     "spaced": 0.2,
     "leetspeak": 0.2,
+    "tags": 0.35,
     "rot13": 0.2,
     "split": 0.1,
 }
