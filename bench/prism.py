@@ -361,6 +361,39 @@ def detection(rt: Runtime, cases: list[tuple[str, int, dict]], step: int) -> Tab
     return table
 
 
+#: Two sets written by separate authors who saw neither PRISM's rules, features and training data nor the dev corpora
+#: (see docs/prism.md, "An independent set"). The first was measured once at commit 78e8033 and then read to improve the
+#: rules; the second was measured once at 35ec67a and not used for anything else.
+INDEPENDENT = tuple(Path(__file__).resolve().parent / "data" / f"prism-independent-{n}.jsonl" for n in (1, 2))
+
+
+def independent(rt: Runtime) -> Table:
+    """Recall and false positives on the independent sets, full plugin and rules only."""
+    table = Table(title="prism on the independent sets (flagged = suspicious or worse)")
+    for column in ("set", "scope", "label", "cases", "flagged", "rate", "rules only"):
+        table.add_column(column, justify="right" if column in ("cases", "flagged", "rate", "rules only") else "left")
+    rules_only = Detector(None)
+    for path in INDEPENDENT:
+        counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+            case = json.loads(line)
+            ctx = rt.context(f"scan-independent-{i}", channel="scan")
+            if case["scope"] == "direct":
+                verdicts = rt.hooks.message_received(Message("user", case["text"], channel="scan"), ctx)
+            else:
+                verdicts = rt.hooks.after_tool_call(ToolCall("web_fetch", {}, f"ind-{i}"),
+                                                    ToolResult(case["text"], untrusted=True), ctx)
+            cell = counts[(case["scope"], case["label"])]
+            cell[0] += 1
+            cell[1] += any(v.flagged and v.source == "prism" for v in verdicts)
+            cell[2] += rules_only.scan(case["text"], case["scope"]).score >= 0.5
+        for (scope, label), (n, flagged, by_rules) in sorted(counts.items()):
+            what = "recall" if label == "attack" else "FP rate"
+            where = "tool output" if scope == "indirect" else "message"
+            table.add_row(path.stem, where, label, str(n), str(flagged), f"{flagged / n:.3f} ({what})", str(by_rules))
+    return table
+
+
 def threshold_sweep(all_cases: list[tuple[str, int, dict]],
                     thresholds: tuple[float, ...] = (0.85, 0.8, 0.75)) -> Table:
     """Recall and FP of the tool-output corpora as the segment head's threshold moves (same weights)."""
@@ -406,6 +439,7 @@ def main() -> None:
             if EVAL.exists():
                 cases = text_cases()
                 console.print(detection(rt, cases, 5 if args.quick else 1))
+                console.print(independent(rt))
                 if not args.quick and not args.no_classifier:
                     console.print(threshold_sweep(cases))
             else:
