@@ -284,7 +284,7 @@ def own_cost(rt: Runtime, rounds: int) -> Table:
     ctx = rt.context("bench-own")
     flagged = rt.context("bench-own-flagged")
     call = ToolCall("web_fetch", {"url": "https://example.com/page"}, "c1")
-    serial = [0]
+    serial = [1_000_000]  # numbers latency() never used: its segments are in the classifier memo
 
     def email(text: str = EMAIL) -> str:
         serial[0] += 1

@@ -38,13 +38,15 @@ _UNTAG = {code: code - 0xE0000 for code in range(0xE0020, 0xE007F)}
 _LONG_RUN = re.compile(r"[A-Za-z0-9+/]{24}")
 #: A word with a digit standing in for a letter ("1gn0r3", "pr3v10us"): digits next to letters.
 _LEET = re.compile(r"\b\w*(?:[A-Za-z][013457]|[013457][A-Za-z])\w*\b")
+#: The cheap, linear test that lets most texts skip :data:`_LEET` (which backtracks within every word).
+_LEET_HINT = re.compile(r"[A-Za-z][013457]|[013457][A-Za-z]")
 _LEET_MAPS = (str.maketrans("013457", "oieast"), str.maketrans("013457", "oleast"))  # "1" is an i or an l
 #: Attack words as ROT13 writes them ("vtaber" is "ignore"): the trigger for decoding a text.
 _ROT13_WORDS = tuple(codecs.encode(word, "rot13") for word in (
     "ignore", "disregard", "previous", "instructions", "system prompt", "password", "secret", "forget")
 )
 #: ``a + b``: pieces of a string assembled at the reader's end (payload splitting).
-_CONCAT = re.compile(r"\b\w{1,20}\s*\+\s*\w{1,20}\b")
+_CONCAT = re.compile(r"\w\s*\+\s*\w")
 _QUOTED = re.compile(r"'([^'\n]{2,200})'|\"([^\"\n]{2,200})\"")
 #: Leetspeak counts only where the decoded word is one an attack needs (not "Conv1d" or "h264").
 _LEET_WORDS = IMPERATIVE_VERBS | frozenset("""
@@ -187,7 +189,7 @@ def canonicalise(text: str) -> Canonical:
     if joined:
         found.append("spaced")
         extra.extend(joined)
-    leet = {w: d for w in _LEET.findall(out) if (d := _unleet(w))} if " " in out else {}
+    leet = {w: d for w in _LEET.findall(out) if (d := _unleet(w))} if " " in out and _LEET_HINT.search(out) else {}
     if len(leet) >= 2:
         # Two or more words written with digits for letters: the decoded text goes to the rules and the classifier.
         decoded = _LEET.sub(lambda m: leet.get(m.group(0), m.group(0)), out)

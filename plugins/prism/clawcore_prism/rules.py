@@ -109,8 +109,11 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "exfil.send-users-data": ("user's", "users "),
     "tool.respond-only": ("only",),
     "tool.ai-tag": ("ai", "assistant", "agent", "bot", "llm"),
-    "tool.note-to-ai-other-languages": ("para el", "para o", "asistente", "assistente", "pour l", "à l", "für", " an ",
-                                        "per l", "给", "ai", "ａｉ", "для", "에게", "께"),
+    "tool.note-to-ai-other-languages": ("asistente", "assistente", "modelo", "agente", "l'assistant", "l’assistant",
+                                        "l'ia", "l’ia", "l'agent", "l’agent", "l'modèle", "modèle", " ki", "ki-",
+                                        "assistenten", "agenten", "sprachmodell"),
+    "tool.note-to-ai-other-scripts": ("给", "aiへ", "aiに", "ai へ", "ai に", "ａｉ", "アシスタント", "エージェント",
+                                      "для ии", "для ai", "ai 어시", "ai어시", "ai 비서", "ai비서", "ai 에이", "ai에이"),
     "tool.whoever-processes": ("whoever", "anyone", "any ", "reader", "system", "agent", "tool", "bot", "summary",
                                "summaries", "answer", "response", "digest", "report", "overview"),
     "tool.output-must": ("must", "should", "has to", "needs to"),
@@ -295,8 +298,9 @@ RULES: tuple[Rule, ...] = (
        r"|\b(?:note|instruction|message|consigne)s?\s+(?:pour|à)\s+l['\u2019]\s*(?:assistant|IA|agent|modèle)\b"
        r"|\b(?:Hinweis|Anweisung|Nachricht|Notiz)\s+(?:an|für)\s+(?:den\s+|die\s+)?(?:KI|Assistenten|KI-Assistenten|Agenten|Sprachmodell)\b"
        r"|\b(?:nota|istruzion[ei]|messaggio)\s+per\s+l['\u2019]\s*(?:assistente|IA|agente)\b"
-       r"|\b(?:nota|instru[çc][ãa]o|mensagem)\s+para\s+o\s+(?:assistente|agente|modelo)\b"
-       r"|给(?:AI|人工智能)?(?:助手|助理|模型|智能体)的(?:指令|指示|消息|说明|提示)"
+       r"|\b(?:nota|instru[çc][ãa]o|mensagem)\s+para\s+o\s+(?:assistente|agente|modelo)\b", scope="indirect"),
+    _r("tool.note-to-ai-other-scripts", "tool", 0.65,
+       r"给(?:AI|人工智能)?(?:助手|助理|模型|智能体)的(?:指令|指示|消息|说明|提示)"
        r"|(?:AI|ＡＩ)\s*(?:アシスタント|エージェント)?(?:へ|に)(?:の(?:指示|メッセージ))?\s*[：:]"
        r"|(?:примечание|инструкция|сообщение|указание)\s+для\s+(?:ИИ|AI)(?:[-\s]?(?:помощника|ассистента|агента|модели))?"
        r"|AI\s*(?:어시스턴트|비서|에이전트)(?:에게|께)", scope="indirect"),
