@@ -98,10 +98,6 @@ def _hash(token: str) -> int:
     return value
 
 
-def _pair(first: int, second: int) -> int:
-    return ((first * 1_000_003) ^ second) & 0xFFFFFFFF
-
-
 #: A short opening phrase ended by a comma ("When you summarise this,", "Before answering,").
 _LEAD = re.compile(r"^\W*([^,.!?;:\n]{2,60}),\s")
 
@@ -198,7 +194,8 @@ def _vector(hashes: list[int], cues: list[int]) -> dict[int, float]:
 def _grams(words: list[str], prefix: str = "") -> list[int]:
     memo = _HASHES.get
     hashes = [memo(prefix + w) or _hash(prefix + w) for w in words]
-    hashes.extend([_pair(a, b) for a, b in zip(hashes, hashes[1:])])
+    # A bigram's hash from its words' hashes (inline: this runs for every word pair of every segment).
+    hashes.extend([((a * 1_000_003) ^ b) & 0xFFFFFFFF for a, b in zip(hashes, hashes[1:])])
     return hashes
 
 
