@@ -86,6 +86,8 @@ class Monitor:
         self._detectors: dict[bool, Detector] = {}
         self._models: dict[str, ChatModel] = {}
         self._recent: OrderedDict[str, Detection] = OrderedDict()
+        #: The latest inbound message per risk key (memory only): the LLM band weighs tool output against it.
+        self._requests: OrderedDict[str, str] = OrderedDict()
         self.store = RiskStore(self._state_dir(settings), settings.half_life_s, clock=clock,
                                recent_events=settings.recent_events)
         self.store.load()
@@ -175,7 +177,9 @@ class Monitor:
         low, high = s.llm_band
         if s.llm_model and low <= score <= high:
             try:
-                level = classify_with_model(self._model(), text, direct=scope == "direct", timeout_s=s.llm_timeout_s)
+                request = self._requests.get(risk_key(context.session_id, context.conversation_id), "")
+                level = classify_with_model(self._model(), text, direct=scope == "direct", timeout_s=s.llm_timeout_s,
+                                            request=request)
                 rules.append(f"llm.{level.value}")
                 if level is Level.MALICIOUS:
                     score = max(score, s.malicious)
@@ -233,6 +237,11 @@ class Monitor:
         with self.lock:
             self.reload_config(context)
             verdict, _ = self.judge(message.content, "direct", context, "message_received")
+            key = risk_key(context.session_id, context.conversation_id)
+            self._requests[key] = message.content
+            self._requests.move_to_end(key)
+            while len(self._requests) > 1024:
+                self._requests.popitem(last=False)
             return verdict
 
     def after_tool_call(self, call: ToolCall, result: ToolResult, context: HookContext) -> Verdict:
@@ -391,6 +400,8 @@ class Monitor:
         with self.lock:
             self.store.refresh()
             self.store.clear_session(context.session_id)
+            for key in [k for k in self._requests if k == context.session_id or k.startswith(context.session_id + "#")]:
+                del self._requests[key]
 
     # -- helpers -----------------------------------------------------------------
 
