@@ -19,6 +19,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from clawcore_prism.features import IMPERATIVE_VERBS
+
 __all__ = ["OBFUSCATION_WEIGHTS", "RULES", "Hit", "Rule", "Scope", "combine", "match_rules"]
 
 Scope = Literal["direct", "indirect", "any"]
@@ -57,6 +59,13 @@ _RULESET = r"(?:instructions?|prompts?|rules|guidelines|directives?|directions|c
 _AI = r"(?:AI|assistant|chat\s*bot|chatbot|language\s+model|LLM|GPT|ChatGPT|Claude|Bard|Gemini|model|agent|bot)"
 
 _AI_ADDRESS = r"(?:AI|assistant|chat\s*bot|chatbot|language\s+model|LLM|GPT|ChatGPT|Claude|Bard|Gemini|AI\s+model|agent|Copilot|summari[sz]er|mail\s*bot)"
+#: Any verb that opens an instruction (the classifier's list), as a regex alternation.
+_VERB = "(?:" + "|".join(sorted(IMPERATIVE_VERBS | {"cc", "bcc"}, key=len, reverse=True)) + ")"
+#: What an agent does with content it was handed: the activity an injection makes its condition.
+_PROCESSING = (r"(?:summari[sz]\w*|condens\w*|recap\w*|compar\w*|escalat\w*|export\w*|clean\w*\s+(?:up\s+)?|refactor\w*|"
+               r"regenerat\w*|triag\w*|process\w*|writ\w*\s+up|turn\w*\s+(?:\w+\s+){0,2}into|put\w*\s+together|rank\w*|"
+               r"recommend\w*|help\w*\s+(?:a\s+|the\s+|any\s+)?(?:visitor|shopper|customer|user|buyer|reader)s?|go\w*\s+through|"
+               r"index\w*|merg\w*|analy[sz]\w*|draft\w*\s+(?:the\s+)?(?:reply|response|summary|notes)|screen\w*|review\w*)")
 
 
 def _r(rule_id: str, category: str, weight: float, pattern: str, scope: Scope = "any", flags: int = _I) -> Rule:
@@ -109,6 +118,13 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "exfil.send-users-data": ("user's", "users "),
     "tool.respond-only": ("only",),
     "tool.ai-tag": ("ai", "assistant", "agent", "bot", "llm"),
+    "tool.conditional-task": ("when", "while", "if ", "once", "before", "after", "as "),
+    "tool.note-for-processors": ("note for", "note to", "notice for", "notice to", "message for", "message to",
+                                 "reminder for", "reminder to", "heads up", "heads-up", "tools:", "helpers:", "agents:",
+                                 "bots:", "tool:", "helper:", "agent:", "bot:"),
+    "tool.whoever-does": ("whoever", "anyone"),
+    "tool.conditional-task-other-languages": ("riassum", "resum", "résum", "zusammenfass", "transmission", "сводк",
+                                              "резюме", "пересказ", "要約", "总结", "摘要", "概括"),
     "tool.note-to-ai-other-languages": ("asistente", "assistente", "modelo", "agente", "l'assistant", "l’assistant",
                                         "l'ia", "l’ia", "l'agent", "l’agent", "l'modèle", "modèle", " ki", "ki-",
                                         "assistenten", "agenten", "sprachmodell"),
@@ -314,6 +330,31 @@ RULES: tuple[Rule, ...] = (
        r"|\b(?:any|every|each|the)\s+(?:summary|summaries|answer|response|digest|report|overview)\s+(?:of|about|for)\s+"
        r"(?:this|these)\b[^.!?\n]{0,40}?(?:\bshould\s+(?:say|state|mention|read|be|include|conclude)|\bmust\s+(?:say|state|"
        r"mention|read|be|include|conclude)|[:,]\s+(?:the\s+)?(?:overall|final)\b)", scope="indirect"),
+    _r("tool.conditional-task", "tool", 0.55,
+       # The condition names the content itself ("this list", "this one"): "before summarizing the data, remove
+       # duplicates" is a how-to for a person.
+       rf"\b(?:when|while|if|once|before|after|as)\b(?=[^.!?\n,\u2014:;]{{0,100}}\b(?:this|these)\b)"
+       rf"\s+(?:you(?:'re|\s+are)?\s+|someone\s+|anyone\s+|this\s+(?:gets|is)\s+)?"
+       rf"(?:\w+\s+)?{_PROCESSING}\b[^.!?\n]{{0,80}}?[,\u2014:;-]\s*(?:please\s+|also\s+|make\s+sure\s+(?:to\s+|you\s+)?|"
+       rf"be\s+sure\s+to\s+|just\s+|then\s+|kindly\s+)*{_VERB}\b", scope="indirect"),
+    _r("tool.note-for-processors", "tool", 0.55,
+       r"\b(?:note|notice|message|reminder|heads[\s-]?up)\s+(?:for|to)\s+(?:anyone|whoever|any\s+(?:\w+\s+)?(?:tool|helper|bot|agent|"
+       r"assistant|reader|system|installer|summari[sz]er)|(?:\w+\s+){0,2}(?:tools|helpers|bots|installers|agents|assistants|"
+       r"summari[sz]ers|automations|contributors))\b"
+       r"|(?:^|\n|[.!?]\s+)(?:(?:summary|summari[sz]ation|comparison|shopping|travel|automated|research|booking)\s+(?:tools?|helpers?|"
+       r"agents?|bots?)(?:\s+and\s+(?:\w+\s+)?(?:tools?|helpers?|agents?|bots?))?)\s*:", scope="indirect"),
+    _r("tool.whoever-does", "tool", 0.55,
+       rf"\b(?:whoever|anyone)(?:'s\s+\w+)?\s+(?:(?:is|are|will\s+be)\s+)?\w+(?:ing|s|es)?\b[^.!?\n]{{0,80}}?[\u2014:,-]\s*"
+       rf"(?:please\s+|also\s+|make\s+sure\s+(?:to\s+|you\s+)?|be\s+sure\s+to\s+|just\s+|kindly\s+)*{_VERB}\b",
+       scope="indirect"),
+    _r("tool.conditional-task-other-languages", "tool", 0.55,
+       r"\b(?:se\s+stai\s+riassumendo|quando\s+riassumi|nel\s+riassumere|si\s+(?:est[áa]s\s+)?resumiendo|al\s+resumir|cuando\s+resumas|"
+       r"si\s+vous\s+r[ée]sumez|en\s+r[ée]sumant|lors\s+(?:du\s+r[ée]sum[ée]|de\s+la\s+transmission)|quand\s+tu\s+r[ée]sumes|"
+       r"beim\s+zusammenfassen|wenn\s+du\s+(?:diese|dies|das|den|die)\b[^.!?\n]{0,40}zusammenfasst|ao\s+resumir|"
+       r"se\s+(?:voc[êe]\s+)?(?:estiver\s+)?resumindo|quando\s+resumir)\b"
+       r"|(?:кто|если)[^.!?\n]{0,40}?(?:сводк|резюме|пересказ)|при\s+составлении\s+сводки"
+       r"|要約(?:する|したり|を作成する)[^。\n]{0,30}?(?:場合|とき|際)"
+       r"|(?:总结|摘要|概括)(?:这|此)[^。\n]{0,20}?(?:时|的话)", scope="indirect"),
     _r("tool.do-not-tell-user", "tool", 0.7,
        r"\b(?:do\s+not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|mention(?:ing)?|alert(?:ing)?|let(?:ting)?\s+(?:\w+\s+)?know|reveal(?:ing)?\s+(?:this\s+)?to)\s+(?:the\s+|your\s+)?(?:user|owner|human|operator)\b"),
     _r("tool.urgent-imperative", "tool", 0.4,
