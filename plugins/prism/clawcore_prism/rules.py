@@ -60,12 +60,15 @@ _AI = r"(?:AI|assistant|chat\s*bot|chatbot|language\s+model|LLM|GPT|ChatGPT|Clau
 
 _AI_ADDRESS = r"(?:AI|assistant|chat\s*bot|chatbot|language\s+model|LLM|GPT|ChatGPT|Claude|Bard|Gemini|AI\s+model|agent|Copilot|summari[sz]er|mail\s*bot)"
 #: Any verb that opens an instruction (the classifier's list), as a regex alternation.
-_VERB = "(?:" + "|".join(sorted(IMPERATIVE_VERBS | {"cc", "bcc"}, key=len, reverse=True)) + ")"
+_VERB = "(?:" + "|".join(sorted(IMPERATIVE_VERBS | {"cc", "bcc", "dm", "approve", "countersign", "rank", "rate", "authorize",
+                                                     "authorise", "release", "waive", "allowlist", "whitelist"},
+                                   key=len, reverse=True)) + ")"
 #: What an agent does with content it was handed: the activity an injection makes its condition.
 _PROCESSING = (r"(?:summari[sz]\w*|condens\w*|recap\w*|compar\w*|escalat\w*|export\w*|clean\w*\s+(?:up\s+)?|refactor\w*|"
                r"regenerat\w*|triag\w*|process\w*|writ\w*\s+up|turn\w*\s+(?:\w+\s+){0,2}into|put\w*\s+together|rank\w*|"
                r"recommend\w*|help\w*\s+(?:a\s+|the\s+|any\s+)?(?:visitor|shopper|customer|user|buyer|reader)s?|go\w*\s+through|"
-               r"index\w*|merg\w*|analy[sz]\w*|draft\w*\s+(?:the\s+)?(?:reply|response|summary|notes)|screen\w*|review\w*)")
+               r"index\w*|merg\w*|analy[sz]\w*|draft\w*\s+(?:the\s+)?(?:reply|response|summary|notes)|screen\w*|review\w*|"
+               r"read\w*\s+this\s+(?:\w+\s+)?(?:on\s+behalf\s+of|for)\s+(?:someone|somebody|a\s+(?:user|client|customer))|add\w*\s+this\s+to)")
 
 
 def _r(rule_id: str, category: str, weight: float, pattern: str, scope: Scope = "any", flags: int = _I) -> Rule:
@@ -123,6 +126,14 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                  "reminder for", "reminder to", "heads up", "heads-up", "tools:", "helpers:", "agents:",
                                  "bots:", "tool:", "helper:", "agent:", "bot:"),
     "tool.whoever-does": ("whoever", "anyone"),
+    "tool.evasion-command": ("chmod", "systemctl", "/var/log/", "history", "setenforce", "ufw", "iptables", "histfile"),
+    "tool.bypass-oversight": ("no need", "don't", "do not", "never", "keep this", "keep it", "without", "ne pas", "sans ",
+                              "precisa", "sem avisar", "hace falta", "sin avisar", "senza", "ohne", "لا داعي", "しないで",
+                              "不要", "无需", "不用"),
+    "exfil.one-time-code": ("code", "otp", "passcode", "pin"),
+    "tool.whoever-other-languages": ("方へ", "إلى من", "para quem", "per chi", "para quien", "personne qui", "celui qui",
+                                     "quiconque", "alle die", "alle, die", "wer auch immer", "diejenigen"),
+    "override.hindi": ("को",),
     "tool.conditional-task-other-languages": ("riassum", "resum", "résum", "zusammenfass", "transmission", "сводк",
                                               "резюме", "пересказ", "要約", "总结", "摘要", "概括"),
     "tool.note-to-ai-other-languages": ("asistente", "assistente", "modelo", "agente", "l'assistant", "l’assistant",
@@ -236,12 +247,18 @@ RULES: tuple[Rule, ...] = (
     _r("exfil.begins-with", "exfil", 0.55,
        r"\b(?:starting|beginning)\s+(?:with|from)\s+(?:the\s+words?\s+)?[\"'](?:You\s+are|Your\s+(?:role|task)|As\s+an?)\b"),
     _r("exfil.credentials", "exfil", 0.65,
-       r"(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:send|email|e-mail|forward|post|upload|share|leak|exfiltrate|transmit|paste|give\s+me|tell\s+me|reveal|disclose|divulge|expose)\b[^.!?\n]{0,60}?\b(?:passwords?(?!\s+(?:rules?|polic(?:y|ies)|requirements?|strength|managers?|resets?|hints?|length))|credentials?|api[\s_-]?keys?|access[\s_-]?tokens?|secret[\s_-]?keys?|private[\s_-]?keys?|ssh[\s_-]?keys?|session\s+cookies?|\.env\b|id_rsa|/etc/(?:passwd|shadow))"),
+       r"(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:send|email|e-mail|forward|post|upload|share|leak|exfiltrate|transmit|paste|give\s+me|tell\s+me|reveal|disclose|divulge|expose)\b(?:[^.!?\n]|\.(?=\S)){0,60}?(?:(?<=[/.])|\b)(?:passwords?(?!\s+(?:rules?|polic(?:y|ies)|requirements?|strength|managers?|resets?|hints?|length))|credentials?|api[\s_-]?keys?|access[\s_-]?tokens?|secret[\s_-]?keys?|private[\s_-]?keys?|ssh[\s_-]?keys?|session\s+cookies?|\.env\b|id_rsa|id_ed25519|id_ecdsa|ssh/|\.aws/credentials|\.npmrc|\.pypirc|\.netrc|kubeconfig|/etc/(?:passwd|shadow))"
+       r"|\b(?:passwords?|credentials|api[\s_-]?keys?|secret[\s_-]?keys?|private[\s_-]?keys?|root\s+account)\b[^.!?\n]{0,60}?\b(?:and|then)\s+"
+       r"(?:post|send|share|paste|upload|e-?mail|forward|publish)\s+(?:them|it|these)\s+(?:in|to|on|into)\s+(?:#[\w-]+|public|everyone|"
+       r"all\b|the\s+(?:channel|group|team\s+chat)|https?://|[\w.+-]+@[\w-]+\.)"),
     _r("exfil.markdown-image", "exfil", 0.6,
        r"!\[[^\]]{0,80}\]\(\s*https?://[^)\s]+\?[^)\s]*(?:\{|%7B|\$|data=|q=|secret|token|key)"),
     # -- tool abuse intent -----------------------------------------------------
     _r("tool.pipe-shell", "tool", 0.3,
        r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|\brm\s+-(?:rf|fr|r\s+-f)\s+(?:/|~|\$HOME|\*)"),
+    _r("tool.evasion-command", "tool", 0.35,
+       r"\bchmod\s+-R\s+777\s+/|\bsystemctl\s+(?:stop|disable)\s+(?:auditd|firewalld|apparmor)|\brm\s+(?:-\w+\s+)*/var/log/|"
+       r"\bhistory\s+-c\b|\bsetenforce\s+0\b|\bufw\s+disable\b|\biptables\s+-F\b|\bunset\s+HISTFILE\b"),
     _r("tool.addressed-imperative", "tool", 0.6,
        rf"(?:\b{_AI_ADDRESS}s?\b\s*[,:!-]|@{_AI_ADDRESS}\b\s*[,:!-]?)\s*"
        # A speaker's own statement ("Agent: I have issued the refund") is a transcript, not an order.
@@ -344,8 +361,9 @@ RULES: tuple[Rule, ...] = (
        r"|(?:^|\n|[.!?]\s+)(?:(?:summary|summari[sz]ation|comparison|shopping|travel|automated|research|booking)\s+(?:tools?|helpers?|"
        r"agents?|bots?)(?:\s+and\s+(?:\w+\s+)?(?:tools?|helpers?|agents?|bots?))?)\s*:", scope="indirect"),
     _r("tool.whoever-does", "tool", 0.55,
-       rf"\b(?:whoever|anyone)(?:'s\s+\w+)?\s+(?:(?:is|are|will\s+be)\s+)?\w+(?:ing|s|es)?\b[^.!?\n]{{0,80}}?[\u2014:,-]\s*"
-       rf"(?:please\s+|also\s+|make\s+sure\s+(?:to\s+|you\s+)?|be\s+sure\s+to\s+|just\s+|kindly\s+)*{_VERB}\b",
+       rf"\b(?:whoever|anyone)(?:'s\s+\w+)?\s+(?:(?:is|are|will\s+be)\s+)?\w+(?:ing|s|es)?\b[^.!?\n]{{0,80}}?(?:[\u2014:,-]\s*"
+       rf"(?:please\s+|also\s+|make\s+sure\s+(?:to\s+|you\s+)?|be\s+sure\s+to\s+|just\s+|kindly\s+)*{_VERB}\b"
+       rf"|\b(?:should|must|needs?\s+to|has\s+to)\s+(?:also\s+|please\s+)?{_VERB}\b)",
        scope="indirect"),
     _r("tool.conditional-task-other-languages", "tool", 0.55,
        r"\b(?:se\s+stai\s+riassumendo|quando\s+riassumi|nel\s+riassumere|si\s+(?:est[áa]s\s+)?resumiendo|al\s+resumir|cuando\s+resumas|"
@@ -355,6 +373,33 @@ RULES: tuple[Rule, ...] = (
        r"|(?:кто|если)[^.!?\n]{0,40}?(?:сводк|резюме|пересказ)|при\s+составлении\s+сводки"
        r"|要約(?:する|したり|を作成する)[^。\n]{0,30}?(?:場合|とき|際)"
        r"|(?:总结|摘要|概括)(?:这|此)[^。\n]{0,20}?(?:时|的话)", scope="indirect"),
+    _r("tool.bypass-oversight", "tool", 0.45,
+       r"\bno\s+need\s+to\s+(?:loop\s+(?:\w+\s+){1,5}?in\b|tell|inform|notify|ask\s+(?:them|him|her|the\s+\w+)\s+first|check\s+with|"
+       r"confirm\s+with|verify\s+with|wait\s+for\s+(?:confirmation|approval|sign-?off)|involve|cc|copy\s+in|mention|flag|escalate)"
+       r"|\b(?:don't|do\s+not|never)\s+(?:tell|inform|notify|mention\s+(?:this|it)\s+to|report\s+(?:this|it)\s+to|cc|copy\s+in|"
+       r"loop\s+in|alert)\b[^.!?\n]{0,30}?\b(?:finance|accounting|manager|director|boss|security|IT|legal|compliance|HR|the\s+(?:team|owner|"
+       r"organi[sz]er|cfo|ceo|user|customer|client))\b|\b(?:don't|do\s+not)\s+flag\s+(?:anything|it|this|them)\b"
+       r"|\bkeep\s+(?:this|it)(?:\s+\w+){0,2}\s+(?:out\s+of|off)\s+(?:any|the)\s+(?:summary|summaries|report|approval|e-?mail|notes?|"
+       r"record|minutes)"
+       r"|\bwithout\s+(?:telling|informing|asking|notifying|checking\s+with|confirming\s+with|looping\s+in)\b"
+       r"|\b(?:approve|merge|sign|release|pay|accept)\w*\s+(?:it\s+|this\s+|them\s+)?without\s+(?:running|review|reviewing|testing|"
+       r"checking|confirmation|confirming|approval|asking)\b"
+       r"|\bne\s+pas\s+en\s+parler|\bsans\s+(?:pr[ée]venir|informer|avertir)\b|\bn[ãa]o\s+precisa\s+avisar|\bsem\s+avisar\b"
+       r"|\bno\s+hace\s+falta\s+avisar|\bsin\s+avisar\b|\bsenza\s+avvisare\b|\bohne\s+(?:R[üu]cksprache|zu\s+informieren)\b"
+       r"|لا\s+داعي\s+لإبلاغ|(?:報告|連絡|相談)しないで|(?:不要|无需|不用)(?:告诉|通知|报告)", scope="indirect"),
+    _r("exfil.one-time-code", "exfil", 0.5,
+       r"(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:reply|respond|send|forward|share|tell|give|text|dm)\b[^.!?\n]{0,60}?\b(?:the|that|this|"
+       r"your|her|his|their)\s+(?:\d-digit\s+|six-digit\s+|one[- ]time\s+|verification\s+|security\s+|2fa\s+|login\s+|sms\s+)+"
+       r"(?:code|otp|passcode|pin)\b|\b(?:reply|respond)\s+(?:to\s+this\s+(?:e-?mail|message)\s+)?with\s+(?:that|the|this)\s+code\b",
+       scope="indirect"),
+    _r("tool.whoever-other-languages", "tool", 0.55,
+       r"(?:処理|管理|対応|整理|要約)(?:している|する)方へ|إلى\s+من\s+(?:يتولى|يقوم|يدير|يلخص)"
+       r"|\bpara\s+quem\s+(?:estiver|for|est[áa])\s+\w+(?:ndo|r)\b|\b(?:nota\s+)?per\s+chi\s+(?:riassume|gestisce|legge|elabora|"
+       r"compila|organizza)\b|\bpara\s+quien\s+(?:gestione|resuma|lea|procese|organice|est[ée])\b"
+       r"|\b(?:à|pour)\s+(?:la\s+personne\s+qui|celui\s+qui|quiconque)\s+(?:traite|g[èe]re|lit|r[ée]sume)\b"
+       r"|\b(?:an|für)\s+(?:alle,?\s+die|wer\s+auch\s+immer|diejenigen,?\s+die)\s+\w+", scope="indirect"),
+    _r("override.hindi", "override", 0.85,
+       r"(?:निर्देशों|निर्देश|आदेशों)\s+को\s+(?:अनदेखा|नज़रअंदाज़|नजरअंदाज)"),
     _r("tool.do-not-tell-user", "tool", 0.7,
        r"\b(?:do\s+not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|mention(?:ing)?|alert(?:ing)?|let(?:ting)?\s+(?:\w+\s+)?know|reveal(?:ing)?\s+(?:this\s+)?to)\s+(?:the\s+|your\s+)?(?:user|owner|human|operator)\b"),
     _r("tool.urgent-imperative", "tool", 0.4,
