@@ -3,9 +3,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from clawcore import Action, Level, Message, ToolCall, ToolResult
+from clawcore.errors import ConfigError
 from clawcore_prism.monitor import Monitor
 from clawcore_prism.risk import RiskStore, Step
 from clawcore_prism.settings import PrismSettings, Thresholds
@@ -273,3 +275,11 @@ def test_classifier_alone_escalates_at_its_risk_weight(make_runtime: Any) -> Non
         [row_backed] = monitor.status(f"backed-{weight}")
         assert abs(row_alone["risk"] - weight * first.score) < 0.01
         assert abs(row_backed["risk"] - second.score) < 0.01
+
+
+def test_risk_weight_is_a_classifier_setting_only() -> None:
+    assert PrismSettings.from_section({"classifier": {"riskWeight": 0.25}}).classifier_risk_weight == 0.25
+    with pytest.raises(ConfigError, match="riskWeight"):
+        PrismSettings.from_section({"canary": {"riskWeight": 0.25}})
+    with pytest.raises(ConfigError, match="riskWeight"):
+        PrismSettings.from_section({"classifier": {"riskWeight": 1.5}})

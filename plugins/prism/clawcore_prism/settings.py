@@ -73,12 +73,7 @@ SCHEMA: dict[str, Any] = {
         "canary": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {
-                "enabled": {"type": "boolean", "default": True},
-                "riskWeight": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5,
-                               "description": "Share of a verdict's score added to risk when only the classifier "
-                                              "flagged it (no rule, no LLM verdict)."},
-            },
+            "properties": {"enabled": {"type": "boolean", "default": True}},
         },
         "taint": {
             "type": "object",
