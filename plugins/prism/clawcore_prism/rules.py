@@ -63,6 +63,8 @@ _AI_ADDRESS = r"(?:AI|assistant|chat\s*bot|chatbot|language\s+model|LLM|GPT|Chat
 _VERB = "(?:" + "|".join(sorted(IMPERATIVE_VERBS | {"cc", "bcc", "dm", "approve", "countersign", "rank", "rate", "authorize",
                                                      "authorise", "release", "waive", "allowlist", "whitelist"},
                                    key=len, reverse=True)) + ")"
+#: Words that may stand between an address or a condition and the verb it asks for ("please also send …").
+_ASK_LEAD = r"please\s+|also\s+|make\s+sure\s+(?:to\s+|you\s+)?|be\s+sure\s+to\s+|just\s+|kindly\s+"
 #: What an agent does with content it was handed: the activity an injection makes its condition.
 _PROCESSING = (r"(?:summari[sz]\w*|condens\w*|recap\w*|compar\w*|escalat\w*|export\w*|clean\w*\s+(?:up\s+)?|refactor\w*|"
                r"regenerat\w*|triag\w*|process\w*|writ\w*\s+up|turn\w*\s+(?:\w+\s+){0,2}into|put\w*\s+together|rank\w*|"
@@ -352,8 +354,7 @@ RULES: tuple[Rule, ...] = (
        # duplicates" is a how-to for a person.
        rf"\b(?:when|while|if|once|before|after|as)\b(?=[^.!?\n,\u2014:;]{{0,100}}\b(?:this|these)\b)"
        rf"\s+(?:you(?:'re|\s+are)?\s+|someone\s+|anyone\s+|this\s+(?:gets|is)\s+)?"
-       rf"(?:\w+\s+)?{_PROCESSING}\b[^.!?\n]{{0,80}}?[,\u2014:;-]\s*(?:please\s+|also\s+|make\s+sure\s+(?:to\s+|you\s+)?|"
-       rf"be\s+sure\s+to\s+|just\s+|then\s+|kindly\s+)*{_VERB}\b", scope="indirect"),
+       rf"(?:\w+\s+)?{_PROCESSING}\b[^.!?\n]{{0,80}}?[,\u2014:;-]\s*(?:{_ASK_LEAD}|then\s+)*{_VERB}\b", scope="indirect"),
     _r("tool.note-for-processors", "tool", 0.55,
        r"\b(?:note|notice|message|reminder|heads[\s-]?up)\s+(?:for|to)\s+(?:anyone|whoever|any\s+(?:\w+\s+)?(?:tool|helper|bot|agent|"
        r"assistant|reader|system|installer|summari[sz]er)|(?:\w+\s+){0,2}(?:tools|helpers|bots|installers|agents|assistants|"
@@ -362,7 +363,7 @@ RULES: tuple[Rule, ...] = (
        r"agents?|bots?)(?:\s+and\s+(?:\w+\s+)?(?:tools?|helpers?|agents?|bots?))?)\s*:", scope="indirect"),
     _r("tool.whoever-does", "tool", 0.55,
        rf"\b(?:whoever|anyone)(?:'s\s+\w+)?\s+(?:(?:is|are|will\s+be)\s+)?\w+(?:ing|s|es)?\b[^.!?\n]{{0,80}}?(?:[\u2014:,-]\s*"
-       rf"(?:please\s+|also\s+|make\s+sure\s+(?:to\s+|you\s+)?|be\s+sure\s+to\s+|just\s+|kindly\s+)*{_VERB}\b"
+       rf"(?:{_ASK_LEAD})*{_VERB}\b"
        rf"|\b(?:should|must|needs?\s+to|has\s+to)\s+(?:also\s+|please\s+)?{_VERB}\b)",
        scope="indirect"),
     _r("tool.conditional-task-other-languages", "tool", 0.55,
