@@ -223,6 +223,13 @@ _TOPICS = ("photosynthesis", "the printing press", "compound interest", "a black
            "electric cars", "the Olympic games", "recursion", "inflation", "the human genome")
 
 
+def _planted(rng: random.Random, text: str, context: str, at: str, contexts: Sequence[str]) -> str:
+    """``text`` placed at the ``start``, ``end`` or ``middle`` of a tool result (middle draws a second context)."""
+    parts = [text, context] if at == "start" else [context, text] if at == "end" else \
+        [context, text, rng.choice(contexts)]
+    return "\n".join(parts)
+
+
 def inserted_tasks(rng: random.Random, requests: Sequence[str], contexts: Sequence[str]) -> list[Doc]:
     """Ordinary tasks and questions planted in tool output: work nobody asked for is an injection there.
 
@@ -234,10 +241,8 @@ def inserted_tasks(rng: random.Random, requests: Sequence[str], contexts: Sequen
     docs = []
     for i, task in enumerate(tasks):
         context = rng.choice(contexts)
-        where = rng.randrange(3)
-        parts = [task, context] if where == 0 else [context, task] if where == 1 else \
-            [context, task, rng.choice(contexts)]
-        docs.append(Doc("\n".join(parts), True, "inserted-task", f"ist{i}"))
+        at = ("start", "end", "middle")[rng.randrange(3)]
+        docs.append(Doc(_planted(rng, task, context, at, contexts), True, "inserted-task", f"ist{i}"))
     return docs
 
 
@@ -269,10 +274,9 @@ def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
     injections = [line for name in ("injections.txt", "injections_more.txt", "injections_formats.txt")
                   for line in _lines(name)]
     for i, text in enumerate(injections):
-        for j in range(3):
+        for at in ("end", "start", "middle"):
             context = rng.choice(contexts)
-            parts = [context, text] if j == 0 else [text, context] if j == 1 else [context, text, rng.choice(contexts)]
-            docs.append(Doc("\n".join(parts), True, "handwritten-injection", f"hwi{i}"))
+            docs.append(Doc(_planted(rng, text, context, at, contexts), True, "handwritten-injection", f"hwi{i}"))
     return docs
 
 
