@@ -41,10 +41,6 @@ _LEET = re.compile(r"\b\w*(?:[A-Za-z][013457]|[013457][A-Za-z])\w*\b")
 #: The cheap, linear test that lets most texts skip :data:`_LEET` (which backtracks within every word).
 _LEET_HINT = re.compile(r"[A-Za-z][013457]|[013457][A-Za-z]")
 _LEET_MAPS = (str.maketrans("013457", "oieast"), str.maketrans("013457", "oleast"))  # "1" is an i or an l
-#: Attack words as ROT13 writes them ("vtaber" is "ignore"): the trigger for decoding a text.
-_ROT13_WORDS = tuple(codecs.encode(word, "rot13") for word in (
-    "ignore", "disregard", "previous", "instructions", "system prompt", "password", "secret", "forget")
-)
 #: ``a + b``: pieces of a string assembled at the reader's end (payload splitting).
 _CONCAT = re.compile(r"\w\s*\+\s*\w")
 _QUOTED = re.compile(r"'([^'\n]{2,200})'|\"([^\"\n]{2,200})\"")
@@ -54,16 +50,6 @@ previous prior above earlier instructions instruction rules rule prompt prompts 
 passwords key keys token tokens credentials everything all now mode restrictions jailbreak jailbroken admin
 developer hacked pwned bypass override unlock access granted filter filters censored uncensored
 """.split())
-
-
-def _unleet(word: str) -> str:
-    """The word a leetspeak token spells, when it is one an attack needs; else ''."""
-    lowered = word.lower()
-    for table in _LEET_MAPS:
-        decoded = lowered.translate(table)
-        if decoded in _LEET_WORDS:
-            return decoded
-    return ""
 _WS = re.compile(r"[ \t\f\v]{2,}|[\t\f\v]")
 _NAMED = {"&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"', "&#39;": "'", "&apos;": "'", "&nbsp;": " "}
 _NAMED_RE = re.compile("|".join(map(re.escape, _NAMED)))
@@ -76,13 +62,34 @@ _CONFUSABLES = str.maketrans(
 _MAX_DECODE = 4096
 
 
+def _unleet(word: str) -> str:
+    """The word a leetspeak token spells, when it is one an attack needs; else ''."""
+    lowered = word.lower()
+    for table in _LEET_MAPS:
+        decoded = lowered.translate(table)
+        if decoded in _LEET_WORDS:
+            return decoded
+    return ""
+
+
+def rot13(text: str) -> str:
+    """ROT13 of ``text`` (canonicalisation decodes a text when attack words show up in it ROT13-encoded)."""
+    return codecs.decode(text, "rot13")
+
+
+#: Attack words as ROT13 writes them ("vtaber" is "ignore"): the trigger for decoding a text.
+_ROT13_WORDS = tuple(rot13(word) for word in (
+    "ignore", "disregard", "previous", "instructions", "system prompt", "password", "secret", "forget"))
+
+
 @dataclass(frozen=True)
 class Canonical:
     """A canonical text and what canonicalisation had to undo to get it.
 
     ``obfuscation`` names each trick found (``invisible``, ``bidi``,
     ``escapes``, ``percent``, ``base64``, ``hex``, ``confusables``,
-    ``spaced``); rules score them as evidence of intent to hide.
+    ``spaced``, ``tags``, ``leetspeak``, ``rot13``, ``split``); rules score them as evidence of intent
+    to hide.
     """
 
     text: str
@@ -200,7 +207,7 @@ def canonicalise(text: str) -> Canonical:
     if any(map(lowered.__contains__, _ROT13_WORDS)):
         # ROT13 only where the attack vocabulary shows up encoded: decoding every text would cost for nothing.
         found.append("rot13")
-        extra.append(codecs.decode(out, "rot13"))
+        extra.append(rot13(out))
     if "+" in out and _CONCAT.search(out):
         parts = _QUOTED.findall(out)
         if len(parts) >= 2:
@@ -256,7 +263,3 @@ def segments(text: str, *, max_len: int = 600) -> list[str]:
                         pieces.append(piece)
     return pieces
 
-
-def rot13(text: str) -> str:
-    """ROT13 of ``text`` (rules check it when a text says it is ROT13-encoded)."""
-    return codecs.decode(text, "rot13")
