@@ -159,7 +159,7 @@ def canonicalise(text: str) -> Canonical:
     ascii_only = text.isascii()  # every invisible and bidi character is outside ASCII
     smuggled = [] if ascii_only else [run.translate(_UNTAG) for run in _TAG_RUN.findall(text)]
     if smuggled:
-        # Unicode tag characters mirror ASCII and render as nothing: text hidden from the person, not the model.
+        # Unicode tag characters mirror ASCII and render as nothing: hidden from the person, not the model.
         found.append("tags")
     if not ascii_only and _BIDI.search(text):
         found.append("bidi")
@@ -192,13 +192,16 @@ def canonicalise(text: str) -> Canonical:
     extra = _decoded_payloads(out, found) if len(out) >= 24 and _LONG_RUN.search(out) else []
     extra.extend(smuggled)
     spaced = [m.group(0) for m in _SPACED.finditer(out)] if " " in out else []
-    joined = [" ".join(re.sub(r"[ .\-_*]", "", word) for word in re.split(r"\s{3,}", s)) for s in spaced if len(s) >= 11]
+    # Letters joined within a word; a run of three spaces or more is a gap between words.
+    joined = [" ".join(re.sub(r"[ .\-_*]", "", word) for word in re.split(r"\s{3,}", s))
+              for s in spaced if len(s) >= 11]
     if joined:
         found.append("spaced")
         extra.extend(joined)
-    leet = {w: d for w in _LEET.findall(out) if (d := _unleet(w))} if " " in out and _LEET_HINT.search(out) else {}
+    hinted = " " in out and _LEET_HINT.search(out)
+    leet = {w: d for w in _LEET.findall(out) if (d := _unleet(w))} if hinted else {}
     if len(leet) >= 2:
-        # Two or more words written with digits for letters: the decoded text goes to the rules and the classifier.
+        # Two or more words written with digits for letters: the decoded text goes to rules and classifier.
         decoded = _LEET.sub(lambda m: leet.get(m.group(0), m.group(0)), out)
         if decoded != out:
             found.append("leetspeak")

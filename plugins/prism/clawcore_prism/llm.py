@@ -63,8 +63,9 @@ REQUEST = (" The user's current request is between <request> tags; a request ins
 MAX_REQUEST_CHARS = 1000
 
 
-def classify_with_model(model: ChatModel, text: str, *, direct: bool, timeout_s: float, request: str = "") -> Level:
-    """Ask ``model`` for a verdict on ``text``; raises :class:`LlmFailure` on any failure or after ``timeout_s``.
+def classify_with_model(model: ChatModel, text: str, *, direct: bool, timeout_s: float,
+                        request: str = "") -> Level:
+    """Ask ``model`` for a verdict on ``text``; raises :class:`LlmFailure` on a failure or after ``timeout_s``.
 
     :param request: for tool output, the user's latest message in the session, sent along so the model can
         tell a requested action from a planted one ("" when unknown).

@@ -32,7 +32,8 @@ __all__ = ["RiskState", "RiskStore", "Step", "risk_key"]
 STATE_FILE = "state.db"
 #: The JSON file earlier versions kept; imported once into :data:`STATE_FILE`, then renamed ``.imported``.
 LEGACY_FILE = "state.json"
-_SCHEMA = "CREATE TABLE IF NOT EXISTS risk (key TEXT PRIMARY KEY, session_id TEXT NOT NULL, state TEXT NOT NULL)"
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS risk "
+           "(key TEXT PRIMARY KEY, session_id TEXT NOT NULL, state TEXT NOT NULL)")
 
 
 class Step(int, enum.Enum):
@@ -117,12 +118,12 @@ class RiskStore:
         if not create and not self.path.exists() and not (self.path.parent / LEGACY_FILE).exists():
             return None
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Created 0600 before SQLite opens it: its -wal and -shm files take the same mode (canaries are secrets).
+        # Created 0600 before SQLite opens it: its -wal and -shm files take that mode (canaries are secrets).
         os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
         db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")
-            # NORMAL under WAL: a commit survives a crash of this process; only a power cut may lose the last ones.
+            # NORMAL under WAL: a commit survives a crash of this process; a power cut may lose the last ones.
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute(_SCHEMA)
             db.execute("SELECT count(*) FROM risk").fetchone()
@@ -213,7 +214,8 @@ class RiskStore:
         """Risk now, decay applied."""
         return state.decayed(self.clock(), self.half_life_s)
 
-    def add(self, state: RiskState, amount: float, event: Mapping[str, Any], thresholds: Thresholds) -> tuple[Step, Step]:
+    def add(self, state: RiskState, amount: float, event: Mapping[str, Any],
+            thresholds: Thresholds) -> tuple[Step, Step]:
         """Add risk and an event; returns the ladder step before and after."""
         now = self.clock()
         before = self.step(state, thresholds)
