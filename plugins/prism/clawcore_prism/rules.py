@@ -413,21 +413,80 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class _Prefilter:
+    """The needles of one rule set and scope, indexed so one pass over a text says which occur.
+
+    A needle of four UTF-8 bytes or more is keyed by its first four bytes (as a native ``I`` integer):
+    it can occur only where that key occurs, so one set of every 4-byte window of the text narrows
+    a few hundred substring searches to the handful whose key is there. Shorter needles are searched
+    directly. Every candidate is confirmed with ``in``, so the set found is exactly the set present.
+    """
+
+    short: tuple[str, ...]
+    keyed: dict[int, tuple[str, ...]]
+    keys: frozenset[int]
+    #: Each rule of the scope with its needle groups as sets (empty: no prefilter of that kind).
+    rules: tuple[tuple[Rule, frozenset[str], frozenset[str]], ...]
+
+    @classmethod
+    def build(cls, rules: Sequence[Rule], scope: Scope) -> _Prefilter:
+        chosen = [rule for rule in rules if rule.scope == "any" or rule.scope == scope]
+        short: list[str] = []
+        keyed: dict[int, list[str]] = {}
+        for needle in dict.fromkeys(n for rule in chosen for n in rule.needles + rule.also):
+            raw = needle.encode("utf-8")
+            if len(raw) < 4:
+                short.append(needle)
+            else:
+                keyed.setdefault(memoryview(raw[:4]).cast("I")[0], []).append(needle)
+        return cls(tuple(short), {key: tuple(group) for key, group in keyed.items()}, frozenset(keyed),
+                   tuple((rule, frozenset(rule.needles), frozenset(rule.also)) for rule in chosen))
+
+    def present(self, lowered: str) -> set[str]:
+        """The needles that occur in ``lowered``."""
+        raw = lowered.encode("utf-8")
+        windows: set[int] = set()
+        for offset in range(4):
+            # Offset o holds the windows starting at o, o+4, o+8 ...: the four together hold every window.
+            part = raw[offset:]
+            windows.update(memoryview(part[:len(part) & ~3]).cast("I"))
+        found = set(filter(lowered.__contains__, self.short))
+        keyed = self.keyed
+        for key in self.keys.intersection(windows):
+            found.update(filter(lowered.__contains__, keyed[key]))
+        return found
+
+
+_PREFILTERS: dict[tuple[int, str], tuple[Sequence[Rule], _Prefilter]] = {}
+
+
+def _prefilter(rules: Sequence[Rule], scope: Scope) -> _Prefilter:
+    """The prefilter of ``rules`` for ``scope``; kept for tuples only (a list may change between calls)."""
+    if type(rules) is not tuple:
+        return _Prefilter.build(rules, scope)
+    entry = _PREFILTERS.get((id(rules), scope))
+    if entry is None or entry[0] is not rules:
+        if len(_PREFILTERS) > 32:
+            _PREFILTERS.clear()
+        entry = _PREFILTERS[(id(rules), scope)] = (rules, _Prefilter.build(rules, scope))
+    return entry[1]
+
+
 def match_rules(text: str, scope: Scope, rules: Sequence[Rule] = RULES) -> list[Hit]:
     """Every rule of ``scope`` (and ``any``) that fires on ``text``, first match each."""
     hits: list[Hit] = []
     # Needles of several words meet patterns' \s+, which may span a line break (canonical text has no other runs).
-    lowered = text.lower().replace("\n", " ")
-    for rule in rules:
-        if rule.scope != "any" and rule.scope != scope:
+    prefilter = _prefilter(rules, scope)
+    found = prefilter.present(text.lower().replace("\n", " "))
+    for rule, needles, also in prefilter.rules:
+        if needles and found.isdisjoint(needles):
             continue
-        if rule.needles and not any(map(lowered.__contains__, rule.needles)):
+        if also and found.isdisjoint(also):
             continue
-        if rule.also and not any(map(lowered.__contains__, rule.also)):
-            continue
-        found = rule.pattern.search(text)
-        if found is not None:
-            hits.append(Hit(rule.id, rule.category, rule.weight, found.start(), found.end()))
+        match = rule.pattern.search(text)
+        if match is not None:
+            hits.append(Hit(rule.id, rule.category, rule.weight, match.start(), match.end()))
     return hits
 
 
