@@ -16,6 +16,8 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import chain
+from operator import xor
 
 __all__ = ["BUCKETS", "context_cues", "document_features", "segment_dot", "segment_features", "tokens"]
 
@@ -28,7 +30,9 @@ _MONEY = re.compile(r"[$€£]\s?\d|\b\d+(?:\.\d+)?\s?(?:usd|eur|dollars|euros|b
 _PATH = re.compile(r"(?:~|\.{1,2})?/(?:[\w.-]+/)+[\w.-]*|\b[\w-]+\.(?:txt|csv|pdf|docx?|xlsx?|json|py|sh|env|key|pem)\b")
 _TLDS = (".com", ".net", ".org", ".io", ".ru", ".xyz", ".info", ".biz")
 _EXTENSIONS = (".txt", ".csv", ".pdf", ".doc", ".xls", ".json", ".py", ".sh", ".env", ".key", ".pem")
-_SHOUT = re.compile(r"\b[A-Z]{4,}\b")
+#: ``\b[A-Z]{4,}\b`` (four capitals or more, a whole word), written to open with a character class so the
+#: search skips to capitals instead of trying every position; a test holds the two equal.
+_SHOUT = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z]{3,}(?!\w)")
 _OUTPUT_REF = re.compile(
     r"\b(?:your|the)\s+(?:\w+\s+)?(?:response|responses|answer|answers|reply|replies|output|summary|"
     r"solution|code|codebase|implementation|algorithm|script|program|translation|explanation)\b",
@@ -100,9 +104,13 @@ def _hash(token: str) -> int:
 
 #: A short opening phrase ended by a comma ("When you summarise this,", "Before answering,").
 _LEAD = re.compile(r"^\W*([^,.!?;:\n]{2,60}),\s")
+#: What :func:`_structure` looks for before it runs ``_URL`` (one pass instead of a search per TLD).
+_URL_HINT = re.compile(r"http|www\.|\.(?:" + "|".join(tld[1:] for tld in _TLDS) + ")")
+_MONEY_HINT = re.compile("[$€£0-9]")
 
 
-def _structure(text: str, words: list[str]) -> list[str]:
+def _structure(text: str, words: list[str], lowered: str | None = None) -> list[str]:
+    """Structural cues of a segment (``lowered`` is ``text.lower()`` when the caller has it)."""
     cues: list[str] = []
     start = 0
     while start < len(words) - 1 and start < 3 and words[start] in _POLITE:
@@ -113,27 +121,29 @@ def _structure(text: str, words: list[str]) -> list[str]:
                 start += len(lead_in)
                 cues.append("__lead_in__")
                 break
+    imperative = False
     if words:
         first = words[start]
         cues.append("^" + first)
         if start + 1 < len(words):
             cues.append("^" + first + " " + words[start + 1])
-        if first not in IMPERATIVE_VERBS:
+        # _LEAD needs a comma: without one it cannot match (and costs a backtracking search).
+        lead = _LEAD.match(text) if first not in IMPERATIVE_VERBS and "," in text else None
+        if lead:
             # An imperative after a short opening phrase is one too: "In your response, suggest …".
-            lead = _LEAD.match(text)
-            after = len(tokens(lead.group(1))) if lead else 0
+            after = len(tokens(lead.group(1)))
             while after < len(words) - 1 and words[after] in _POLITE:
                 after += 1
-            if lead and 0 < after < len(words) and words[after] in IMPERATIVE_VERBS:
+            if 0 < after < len(words) and words[after] in IMPERATIVE_VERBS:
                 start = after
                 first = words[start]
                 cues.append("__lead_imperative__")
         if first in IMPERATIVE_VERBS:
+            imperative = True
             cues.append("__imperative__")
             if start > 0 and words[0] == "please":
                 cues.append("__please_imperative__")
     present = set(words)
-    imperative = bool(cues) and "__imperative__" in cues
     if "your" in present and _OUTPUT_REF.search(text):
         # The assistant's own output named inside data ("add X to your reply") is addressed to the assistant.
         cues.append("__your_output__")
@@ -141,30 +151,31 @@ def _structure(text: str, words: list[str]) -> list[str]:
             cues.append("__imperative_your_output__")
     if imperative and words[start] in _TASK_VERBS:
         cues.append("__task_imperative__")
-    if words and words[0] in _WH and not present & _PERSONAL:
+    if words and words[0] in _WH and present.isdisjoint(_PERSONAL):
         # "What are the main causes of the war?" inside an e-mail is a task for the reader-model, not a letter.
         cues.append("__impersonal_question__")
     if imperative and ("my" in present or "me" in present):
         cues.append("__imperative_first_person__")
-    if present & _SECOND:
+    if not present.isdisjoint(_SECOND):
         cues.append("__you__")
         if "your" in present:
             cues.append("__your__")
-    if present & _AI_WORDS:
+    if not present.isdisjoint(_AI_WORDS):
         cues.append("__ai__")
     has_target = False
-    lowered = text.lower()
-    if ("http" in lowered or "www." in lowered or any(map(lowered.__contains__, _TLDS))) and _URL.search(text):
+    if lowered is None:
+        lowered = text.lower()
+    if _URL_HINT.search(lowered) and _URL.search(text):
         cues.append("__url__")
         has_target = True
     if "@" in text and _EMAIL.search(text):
         cues.append("__email__")
         has_target = True
-    if any(map(text.__contains__, "$€£0123456789")) and _MONEY.search(text):
+    if _MONEY_HINT.search(text) and _MONEY.search(text):
         cues.append("__money__")
     if ("/" in text or any(map(lowered.__contains__, _EXTENSIONS))) and _PATH.search(text):
         cues.append("__path__")
-    if has_target and "__imperative__" in cues:
+    if has_target and imperative:
         cues.append("__imperative_target__")
     if text.rstrip().endswith("?"):
         cues.append("__question__")
@@ -214,16 +225,54 @@ def segment_features(text: str, context: Sequence[str] = (), words: list[str] | 
     return vector
 
 
-def segment_dot(weights: Mapping[int, float], text: str, context: Sequence[str], words: list[str]) -> float:
+class _Buckets(dict[str, int]):
+    """Token -> its bucket, ``_hash(token) & (BUCKETS - 1)``, filled on first use (dropped past 200k tokens).
+
+    The run-time path reads it with ``map(buckets.__getitem__, words)``: no Python call per known token.
+    """
+
+    def __missing__(self, token: str) -> int:
+        if len(self) > 200_000:
+            self.clear()
+        value = self[token] = zlib.crc32(token.encode("utf-8")) & (BUCKETS - 1)
+        return value
+
+
+class _LeftHalves(dict[str, int]):
+    """Token -> ``(bucket * 1_000_003) & (BUCKETS - 1)``: its share of a bigram's bucket when it comes first.
+
+    A bigram's bucket is ``((a * 1_000_003) ^ b) & mask`` for its words' hashes ``a`` and ``b`` (see
+    :func:`_grams`); the mask keeps the low bits, and the low bits of a product and of a xor depend only on
+    the low bits of their operands, so it equals ``left[first] ^ bucket[second]``.
+    """
+
+    def __missing__(self, token: str) -> int:
+        if len(self) > 200_000:
+            self.clear()
+        value = self[token] = (_BUCKET[token] * 1_000_003) & (BUCKETS - 1)
+        return value
+
+
+_BUCKET = _Buckets()
+_LEFT = _LeftHalves()
+
+
+def segment_dot(weights: Mapping[int, float], text: str, context: Sequence[str], words: list[str],
+                lowered: str | None = None) -> float:
     """``Σ weights[i] * segment_features(text, context, words)[i]`` without building the vector (the run-time path).
 
     Same arithmetic as :func:`segment_features` (a cue's bucket overrides an n-gram's, a context cue's
-    overrides both and stays outside the norm); a test holds the two equal.
+    overrides both and stays outside the norm); a test holds the two equal. ``lowered`` is
+    ``text.lower()`` when the caller has it.
     """
-    mask = BUCKETS - 1
-    memo = _HASHES.get
-    cues = {(memo(cue) or _hash(cue)) & mask for cue in _structure(text, words)}
-    grams = {h & mask for h in _grams(words)} - cues
+    bucket = _BUCKET.__getitem__
+    cues = set(map(bucket, _structure(text, words, lowered)))
+    # The n-gram buckets go into the set in _grams' order (words, then bigrams), so the set, and with it the
+    # order of the float sums below, is the one {h & mask for h in _grams(words)} would build.
+    unigrams = list(map(bucket, words))
+    grams = set(unigrams)
+    grams.update(map(xor, map(_LEFT.__getitem__, words), unigrams[1:]))
+    grams = grams - cues
     squares = len(grams) + len(cues) * CUE_WEIGHT * CUE_WEIGHT
     if not squares:
         return 0.0
@@ -231,7 +280,7 @@ def segment_dot(weights: Mapping[int, float], text: str, context: Sequence[str],
     get = weights.get
     dot = 0.0
     if context:
-        outside = {_hash(cue) & mask for cue in context}
+        outside = set(map(bucket, context))
         grams -= outside
         cues -= outside
         dot = CONTEXT_WEIGHT * sum(filter(None, map(get, outside)))
@@ -250,7 +299,7 @@ CONTEXT_WEIGHT = 0.5
 
 
 def _content(words: list[str]) -> set[str]:
-    return {w for w in words if len(w) > 3 and w not in _STOPWORDS}
+    return {w for w in words if len(w) > 3} - _STOPWORDS
 
 
 def context_cues(pieces: Sequence[str], words: Sequence[list[str]] | None = None) -> dict[str, tuple[str, ...]]:
@@ -261,15 +310,17 @@ def context_cues(pieces: Sequence[str], words: Sequence[list[str]] | None = None
     words, none shared with any other segment (fewer than :data:`NOVEL_SHARE`), in a document of at
     least three segments gets ``__novel__`` (and ``__novel_imperative__`` when it opens with a verb).
     """
+    if len(pieces) < 3:
+        return dict.fromkeys(pieces, ())
     if words is None:
         words = [tokens(piece) for piece in pieces]
     sets = [_content(w) for w in words]
-    total: Counter[str] = Counter(word for content in sets for word in content)
+    total: Counter[str] = Counter(chain.from_iterable(sets))
     out: dict[str, tuple[str, ...]] = {}
     for piece, piece_words, content in zip(pieces, words, sets):
         if piece in out:
             continue
-        if len(pieces) < 3 or len(content) < 4:
+        if len(content) < 4:
             out[piece] = ()
             continue
         shared = sum(1 for word in content if total[word] > 1)
