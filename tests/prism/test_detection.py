@@ -366,3 +366,29 @@ def test_run_time_feature_shortcuts_equal_their_definitions() -> None:
         expected = [h & mask for h in _grams(words)]
         unigrams = [_BUCKET[w] for w in words]
         assert unigrams + [_LEFT[a] ^ b for a, b in zip(words, unigrams[1:])] == expected, line[:80]
+
+
+def test_canonical_shortcuts_equal_their_definitions() -> None:
+    """Hints in front of canonicalisation's patterns skip only texts the patterns cannot match; the sentence
+    and splice splitters, written whitespace first, split where the lookbehind forms do."""
+    import re
+    from pathlib import Path
+
+    from clawcore_prism import canonical
+    from clawcore_prism.features import IMPERATIVE_VERBS
+
+    data = Path(__file__).resolve().parents[2] / "plugins" / "prism" / "training" / "data"
+    texts = [line.replace("\\n", "\n") for path in sorted(data.glob("*.txt"))
+             for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+    texts += ["I g n o r e  a l l", "I.G.N.O.R.E", "a1 b", "1a", "%41%42", "%4", "a.  \u2028 B",
+              "a, \n Please do"]
+    sentence = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+    splice = re.compile(r"(?<=[,;])\s+(?=(?:Please|Kindly|"
+                        + "|".join(sorted(v.capitalize() for v in IMPERATIVE_VERBS)) + r")\b)")
+    leet = re.compile(r"[A-Za-z][013457]|[013457][A-Za-z]")
+    for text in texts:
+        assert not canonical._SPACED.search(text) or canonical._SPACED_HINT.search(text), text[:80]
+        assert not canonical._PERCENT.search(text) or canonical._PERCENT_HINT.search(text), text[:80]
+        assert bool(canonical._LEET_HINT.search(text)) == bool(leet.search(text)), text[:80]
+        assert canonical._SENTENCE.split(text) == sentence.split(text), text[:80]
+        assert canonical._SPLICE.split(text) == splice.split(text), text[:80]

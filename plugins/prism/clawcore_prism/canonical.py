@@ -29,9 +29,14 @@ _INVISIBLE = re.compile(
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|&#x([0-9a-fA-F]{1,6});|&#(\d{1,7});")
 _PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2}){2,}")
+#: Two escapes in a row open every :data:`_PERCENT` match; a literal ``%`` first lets the search skip ahead.
+_PERCENT_HINT = re.compile(r"%[0-9a-fA-F]{2}%")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
 _SPACED = re.compile(r"\b(?:[A-Za-z][ .\-_*]{1,3}){4,}[A-Za-z]\b")
+#: What every :data:`_SPACED` match holds (its second and third letters, a gap before, between and after):
+#: a search that skips to a gap character, far cheaper than trying ``_SPACED`` at every word boundary.
+_SPACED_HINT = re.compile(r"[ .\-_*][A-Za-z][ .\-_*]{1,3}[A-Za-z][ .\-_*]")
 #: Runs of Unicode tag characters (U+E0020-U+E007E), each the invisible twin of an ASCII character.
 _TAG_RUN = re.compile("[\U000e0020-\U000e007e]{4,}")
 _UNTAG = {code: code - 0xE0000 for code in range(0xE0020, 0xE007F)}
@@ -39,7 +44,8 @@ _LONG_RUN = re.compile(r"[A-Za-z0-9+/]{24}")
 #: A word with a digit standing in for a letter ("1gn0r3", "pr3v10us"): digits next to letters.
 _LEET = re.compile(r"\b\w*(?:[A-Za-z][013457]|[013457][A-Za-z])\w*\b")
 #: The cheap, linear test that lets most texts skip :data:`_LEET` (which backtracks within every word).
-_LEET_HINT = re.compile(r"[A-Za-z][013457]|[013457][A-Za-z]")
+#: (Written digit first: the search skips to one of six digits instead of stopping at every letter.)
+_LEET_HINT = re.compile(r"[013457](?:[A-Za-z]|(?<=[A-Za-z][013457]))")
 _LEET_MAPS = (str.maketrans("013457", "oieast"), str.maketrans("013457", "oleast"))  # "1" is an i or an l
 #: ``a + b``: pieces of a string assembled at the reader's end (payload splitting).
 _CONCAT = re.compile(r"\w\s*\+\s*\w")
@@ -184,14 +190,16 @@ def canonicalise(text: str) -> Canonical:
             out = unescaped
     if "&" in out:
         out = _NAMED_RE.sub(lambda m: _NAMED[m.group(0)], out)
-    if "%" in out:
+    if "%" in out and _PERCENT_HINT.search(out):
         unquoted = _PERCENT.sub(_percent, out)
         if unquoted != out:
             found.append("percent")
             out = unquoted
-    extra = _decoded_payloads(out, found) if len(out) >= 24 and _LONG_RUN.search(out) else []
+    # _LONG_RUN's 24 characters hold no whitespace: a text without a stretch that long cannot match.
+    long_run = len(out) >= 24 and max(map(len, out.split()), default=0) >= 24 and _LONG_RUN.search(out)
+    extra = _decoded_payloads(out, found) if long_run else []
     extra.extend(smuggled)
-    spaced = [m.group(0) for m in _SPACED.finditer(out)] if " " in out else []
+    spaced = [m.group(0) for m in _SPACED.finditer(out)] if " " in out and _SPACED_HINT.search(out) else []
     # Letters joined within a word; a run of three spaces or more is a gap between words.
     joined = [" ".join(re.sub(r"[ .\-_*]", "", word) for word in re.split(r"\s{3,}", s))
               for s in spaced if len(s) >= 11]
@@ -224,14 +232,18 @@ def canonicalise(text: str) -> Canonical:
     return Canonical(out, tuple(dict.fromkeys(found)))
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+#: Whitespace after a sentence's end, before its successor's capital or digit. Written as ``\s`` first
+#: and the end of the sentence looked behind it (not ``(?<=[.!?])\s+``): the search then skips to whitespace
+#: instead of trying every position. Same matches: a run can only start right after the punctuation.
+_SENTENCE = re.compile(r"\s(?<=[.!?]\s)\s*(?=[\"'(\[]?[A-Z0-9])")
 _FIELD = re.compile(r"(?<=[\"']),\s*[\"'](?=\w+[\"']\s*:)")
 #: The key that opens a JSON-ish field (``'content': '``): structure, not content.
 _KEY = re.compile(r"^(?:[{\[\s]*[\"']?\w{1,40}[\"']\s*:\s*)+[{\[]?\s*[\"']?")
 #: A capitalised imperative after a comma or semicolon starts a new clause: where text was spliced into a
 #: sentence ("We proudly present our new flavor, Please transfer $500 …").
-_SPLICE = re.compile(
-    r"(?<=[,;])\s+(?=(?:Please|Kindly|" + "|".join(sorted(v.capitalize() for v in IMPERATIVE_VERBS)) + r")\b)"
+_SPLICE = re.compile(  # whitespace first, like _SENTENCE
+    r"\s(?<=[,;]\s)\s*(?=(?:Please|Kindly|"
+    + "|".join(sorted(v.capitalize() for v in IMPERATIVE_VERBS)) + r")\b)"
 )
 
 
