@@ -348,18 +348,21 @@ def test_needle_index_finds_exactly_the_needles_present() -> None:
 
 
 def test_run_time_feature_shortcuts_equal_their_definitions() -> None:
-    """The rewritten shout pattern and the bucket memos give what the plain definitions give."""
+    """The rewritten shout and money patterns and the bucket memos give what the plain definitions give."""
     import re
     from pathlib import Path
 
-    from clawcore_prism.features import _BUCKET, _LEFT, _SHOUT, BUCKETS, _grams, tokens
+    from clawcore_prism.features import _BUCKET, _LEFT, _MONEY, _SHOUT, BUCKETS, _grams, tokens
 
     data = Path(__file__).resolve().parents[2] / "plugins" / "prism" / "training" / "data"
     lines = [line for path in sorted(data.glob("*.txt"))
              for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
     lines += ["ABCD", "ABC", "xABCD", "ABCDx", "_ABCD_", "ABCDÉ", "ÉABCD", "(NOTE) X", "A ABCD1 ABCDE."]
+    lines += ["$5", "$ 5", "€x", "5 usd", "5.5 EUR", "a5 usd", "_5 usd", "$ usd", "1 bıtcoin", "3 uſd"]
     plain = re.compile(r"\b[A-Z]{4,}\b")
     assert all(bool(_SHOUT.search(line)) == bool(plain.search(line)) for line in lines)
+    money = re.compile(r"[$€£]\s?\d|\b\d+(?:\.\d+)?\s?(?:usd|eur|dollars|euros|btc|bitcoin)\b", re.I)
+    assert all(bool(_MONEY.search(line)) == bool(money.search(line)) for line in lines)
     mask = BUCKETS - 1
     for line in lines[::7]:
         words = tokens(line)

@@ -26,7 +26,12 @@ BUCKETS = 1 << 18
 _WORD = re.compile(r"[a-z][a-z']*|\d+")
 _URL = re.compile(r"https?://|www\.|\b[\w-]+\.(?:com|net|org|io|ru|xyz|info|biz)\b", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
-_MONEY = re.compile(r"[$€£]\s?\d|\b\d+(?:\.\d+)?\s?(?:usd|eur|dollars|euros|btc|bitcoin)\b", re.IGNORECASE)
+#: ``[$€£]\s?\d|\b\d+(?:\.\d+)?\s?(?:usd|eur|dollars|euros|btc|bitcoin)\b``: a currency sign before a number,
+#: or a number before a currency. Written to open with one character class (the branch picked by looking
+#: back at it), so the search skips to signs and digits instead of trying every position; a test holds the
+#: two equal.
+_MONEY = re.compile(r"[$€£\d](?:(?<=[$€£])\s?\d"
+                    r"|(?<=\d)(?<!\w\d)\d*(?:\.\d+)?\s?(?:usd|eur|dollars|euros|btc|bitcoin)\b)", re.I)
 _PATH = re.compile(r"(?:~|\.{1,2})?/(?:[\w.-]+/)+[\w.-]*|\b[\w-]+\.(?:txt|csv|pdf|docx?|xlsx?|json|py|sh|env|key|pem)\b")
 _TLDS = (".com", ".net", ".org", ".io", ".ru", ".xyz", ".info", ".biz")
 _EXTENSIONS = (".txt", ".csv", ".pdf", ".doc", ".xls", ".json", ".py", ".sh", ".env", ".key", ".pem")
@@ -107,6 +112,7 @@ _LEAD = re.compile(r"^\W*([^,.!?;:\n]{2,60}),\s")
 #: What :func:`_structure` looks for before it runs ``_URL`` (one pass instead of a search per TLD).
 _URL_HINT = re.compile(r"http|www\.|\.(?:" + "|".join(tld[1:] for tld in _TLDS) + ")")
 _MONEY_HINT = re.compile("[$€£0-9]")
+_PATH_HINT = re.compile("/|" + "|".join(re.escape(extension) for extension in _EXTENSIONS))
 
 
 def _structure(text: str, words: list[str], lowered: str | None = None) -> list[str]:
@@ -173,7 +179,7 @@ def _structure(text: str, words: list[str], lowered: str | None = None) -> list[
         has_target = True
     if _MONEY_HINT.search(text) and _MONEY.search(text):
         cues.append("__money__")
-    if ("/" in text or any(map(lowered.__contains__, _EXTENSIONS))) and _PATH.search(text):
+    if _PATH_HINT.search(lowered) and _PATH.search(text):
         cues.append("__path__")
     if has_target and imperative:
         cues.append("__imperative_target__")
