@@ -81,8 +81,9 @@ REPO = HERE.parents[2]
 DEFAULT_EVAL = REPO.parent / "shared" / "eval" / "security-dev"
 DEFAULT_OUT = HERE.parent / "clawcore_prism" / "weights.json.gz"
 SEED = 1234
-#: Out-of-fold false-positive rate the thresholds aim at (the project's budget is 2% per benign corpus).
-FP_TARGET = float(__import__("os").environ.get("PRISM_FP_TARGET", "0.015"))
+#: Out-of-fold false-positive rate the thresholds aim at. The training benign text is harder than a benign corpus
+#: (hand-written hard negatives), so 2.5% there kept held-out FP under the project's 2% per corpus (docs/prism.md).
+FP_TARGET = float(__import__("os").environ.get("PRISM_FP_TARGET", "0.025"))
 #: L2 strength: chosen by the cross-corpus table (stronger keeps the model off corpus vocabulary).
 L2 = float(__import__("os").environ.get("PRISM_L2", "1e-4"))
 #: Plant ordinary requests and questions in tool output as injections (0: the ablation in docs/prism.md).
@@ -257,7 +258,8 @@ def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
     for i, text in enumerate(chat):
         docs.append(Doc(text, False, "dialogue", f"dlg{i}", "message_received"))
     outputs = [line for name in ("benign_tool_outputs.txt", "benign_tool_outputs_more.txt",
-                                 "benign_tool_outputs_genres.txt") for line in _lines(name)]
+                                 "benign_tool_outputs_genres.txt", "benign_tool_outputs_hard.txt")
+               for line in _lines(name)]
     for i, text in enumerate(outputs):
         docs.append(Doc(text, False, "handwritten-output", f"hwo{i}"))
     requests = _lines("benign_requests.txt") + _lines("benign_requests_more.txt")
@@ -271,7 +273,8 @@ def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
     contexts = outputs + chat[:200] + prose[:200]
     if INSERTED_TASKS:
         docs.extend(inserted_tasks(rng, requests + synthetic, contexts))
-    injections = [line for name in ("injections.txt", "injections_more.txt", "injections_formats.txt")
+    injections = [line for name in ("injections.txt", "injections_more.txt", "injections_formats.txt",
+                                    "injections_subtle.txt")
                   for line in _lines(name)]
     for i, text in enumerate(injections):
         for at in ("end", "start", "middle"):
