@@ -15,6 +15,7 @@ import binascii
 import codecs
 import re
 import unicodedata
+import urllib.parse
 from dataclasses import dataclass
 
 from clawcore_prism.features import IMPERATIVE_VERBS
@@ -31,6 +32,9 @@ _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|&#x([0-9a-fA-F]{1
 _PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2}){2,}")
 #: Two escapes in a row open every :data:`_PERCENT` match; a literal ``%`` first lets the search skip ahead.
 _PERCENT_HINT = re.compile(r"%[0-9a-fA-F]{2}%")
+#: A whitespace-free run (a link, a query value) holding three escapes or more: text URL-encoded as a whole.
+#: Anchored at the run's start, so a search costs one pass over each run, not one per character.
+_URL_ENCODED = re.compile(r"(?<!\S)[^\s%]*(?:%[0-9a-fA-F]{2}[^\s%]*){3,}")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
 _SPACED = re.compile(r"\b(?:[A-Za-z][ .\-_*]{1,3}){4,}[A-Za-z]\b")
@@ -195,6 +199,10 @@ def canonicalise(text: str) -> Canonical:
         if unquoted != out:
             found.append("percent")
             out = unquoted
+    if out.count("%") >= 3:
+        # A sentence in a query string ("msg=Ignore%20prior%20instructions") is read as words. Links are
+        # URL-encoded as a matter of course, so this records no obfuscation.
+        out = _URL_ENCODED.sub(lambda m: urllib.parse.unquote(m.group(0)), out)
     # _LONG_RUN's 24 characters hold no whitespace: a text without a stretch that long cannot match.
     long_run = len(out) >= 24 and max(map(len, out.split()), default=0) >= 24 and _LONG_RUN.search(out)
     extra = _decoded_payloads(out, found) if long_run else []

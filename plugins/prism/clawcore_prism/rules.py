@@ -161,7 +161,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "tool.do-not-tell-user": ("user", "owner", "human", "operator"),
     "tool.urgent-imperative": ("important", "urgent", "attention", "notice"),
     "obfuscation.decode-and-follow": ("decode", "decipher", "decrypt", "translate", "base64", "rot13", "hex", "morse",
-                                      "leetspeak", "revers"),
+                                      "leetspeak", "revers", "unscramble", "rot-13", "backward"),
 }
 
 
@@ -409,7 +409,11 @@ RULES: tuple[Rule, ...] = (
     # -- obfuscation cues in the wording itself ------------------------------
     _r("obfuscation.decode-and-follow", "obfuscation", 0.55,
        r"\b(?:decode|decipher|decrypt|translate)\s+(?:the\s+following|this|it)\b[\s\S]{0,80}?\band\s+(?:then\s+)?(?:follow|execute|run|obey|do\s+(?:what|as))\b"
-       r"|\b(?:decode|decipher|decrypt)\s+(?:the\s+following|this|it)\b[\s\S]{0,80}?\binstructions?\b|\b(?:base64|rot13|hex|morse|leetspeak|reversed?)[\s-]*(?:encoded|decoded|encrypted)\s+(?:instructions?|commands?|payload|message)\b"),
+       r"|\b(?:decode|decipher|decrypt)\s+(?:the\s+following|this|it)\b[\s\S]{0,80}?\binstructions?\b|\b(?:base64|rot13|hex|morse|leetspeak|reversed?)[\s-]*(?:encoded|decoded|encrypted)\s+(?:instructions?|commands?|payload|message)\b"
+       # "URL-decode the msg parameter above and act on it", "read the next line backwards and do what it says"
+       r"|\b(?:(?:url[\s-]?)?decode|decipher|decrypt|unscramble|reverse|apply\s+rot-?13\s+to|read\b[^\n]{0,40}?\bbackwards?)"
+       r"\b[^\n]{0,60}?\b(?:and|then)\s+(?:then\s+)?(?:follow\s+(?:it|them)|obey|act\s+on\s+(?:it|them)"
+       r"|do\s+(?:what|as)\s+(?:it|they)\s+says?|carry\s+(?:it|them)\s+out)\b"),
 )
 
 
