@@ -506,6 +506,17 @@ def table(title: str, results: dict[str, tuple[int, int, int, int]]) -> str:
     return "\n".join(lines)
 
 
+def independent_results(detector: Detector) -> dict[str, tuple[int, int, int, int]]:
+    """The tool-output cases of ``bench/data/prism-independent-*.jsonl`` (training never reads them)."""
+    docs = []
+    for path in sorted((REPO / "bench" / "data").glob("prism-independent-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            case = json.loads(line)
+            if case["scope"] == "indirect":
+                docs.append(Doc(case["text"], case["label"] == "attack", path.stem, path.stem))
+    return evaluate(detector, docs)
+
+
 def train_classifier(docs: Sequence[Doc]) -> Classifier:
     return Classifier(train_segment_head(docs), train_message_head(docs))
 
@@ -553,6 +564,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--report", action="store_true", help="print cross-corpus and cross-validation tables")
     parser.add_argument("--no-save", action="store_true")
     parser.add_argument("--cross-only", action="store_true", help="with --report: skip the 5-fold part")
+    parser.add_argument("--independent", action="store_true",
+                        help="print the trained model's tool-output recall and FP on bench/data's independent sets")
     args = parser.parse_args(argv)
     rng = random.Random(SEED)
     docs = dev_docs(args.eval_dir)
@@ -562,8 +575,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(docs)} documents", file=sys.stderr, flush=True)
     if args.report:
         report(docs, args.cross_only)
+    if args.no_save and not args.independent:
+        return 0
+    model = train_classifier([d for d in docs if d.corpus != "handwritten-chat"])
+    if args.independent:
+        print(table("independent sets, tool output (never trained on)", independent_results(Detector(model))))
     if not args.no_save:
-        model = train_classifier([d for d in docs if d.corpus != "handwritten-chat"])
         counts: dict[str, int] = defaultdict(int)
         for d in docs:
             counts[d.corpus] += 1
