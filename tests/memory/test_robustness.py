@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -284,6 +285,28 @@ def test_unwritable_index_location_is_one_clear_error(workspace: Path, open_mem,
     blocker.write_text("a file where the index folder should be")
     with pytest.raises(MemoryAccessError, match="cannot open the memory index"):
         open_mem(workspace, index=blocker / "index" / "memory.sqlite")
+
+
+def test_a_broken_keyword_table_is_repaired_not_reported_as_a_failed_query(
+    workspace: Path, open_mem, tmp_path: Path, monkeypatch
+) -> None:
+    from clawcore.memory import engine
+
+    monkeypatch.setattr(engine, "_CHECK_ON_OPEN_BYTES", 0)
+    index = tmp_path / "idx" / "memory.sqlite"
+    memory = open_mem(workspace, {"sync": {"onSearch": False}}, index=index)
+    memory.sync()
+    memory.close()
+    # FTS5's own shadow table gone: every MATCH fails with "vtable constructor failed", as after bad pages.
+    conn = sqlite3.connect(index)
+    conn.execute("DROP TABLE chunks_fts_config")
+    conn.commit()
+    conn.close()
+    response = open_mem(workspace, {"sync": {"onSearch": False}}, index=index).search("kayak lake")
+    assert response.results[0].path == "memory/2024-05-02.md"
+    assert not any("keyword search failed" in w for w in response.warnings)
+    assert any("could not be read" in w for w in response.warnings)
+    assert list(index.parent.glob("memory.sqlite.corrupt-*"))
 
 
 def test_corruption_found_by_a_search_is_repaired_and_the_search_answered(

@@ -735,8 +735,10 @@ class Memory:
                 "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
                 (expression, limit),
             ).fetchall()
-        except DATABASE_ERRORS as exc:  # never expected: every term is quoted
-            warnings.append(f"keyword search failed for this query ({exc})")
+        except DATABASE_ERRORS as exc:
+            if _is_corruption(exc) and not str(exc).startswith("fts5:"):
+                raise  # the table is broken, not the query: search() repairs the index and asks again
+            warnings.append(f"keyword search failed for this query ({exc})")  # never expected: terms are quoted
             return {}
         return {int(rowid): -float(score) for rowid, score in rows}
 
