@@ -258,7 +258,8 @@ def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
     for i, text in enumerate(chat):
         docs.append(Doc(text, False, "dialogue", f"dlg{i}", "message_received"))
     outputs = [line for name in ("benign_tool_outputs.txt", "benign_tool_outputs_more.txt",
-                                 "benign_tool_outputs_genres.txt", "benign_tool_outputs_hard.txt")
+                                 "benign_tool_outputs_genres.txt", "benign_tool_outputs_hard.txt",
+                                 "benign_tool_outputs_hard_more.txt")
                for line in _lines(name)]
     for i, text in enumerate(outputs):
         docs.append(Doc(text, False, "handwritten-output", f"hwo{i}"))
@@ -274,7 +275,7 @@ def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
     if INSERTED_TASKS:
         docs.extend(inserted_tasks(rng, requests + synthetic, contexts))
     injections = [line for name in ("injections.txt", "injections_more.txt", "injections_formats.txt",
-                                    "injections_subtle.txt")
+                                    "injections_subtle.txt", "injections_planted.txt")
                   for line in _lines(name)]
     for i, text in enumerate(injections):
         for at in ("end", "start", "middle"):
