@@ -1,6 +1,6 @@
 """Train PRISM's injection classifier and measure it honestly.
 
-    .venv/bin/python plugins/prism/training/train.py [--eval-dir DIR] [--out FILE] [--report]
+    .venv/bin/python plugins/prism/training/train.py [--eval-dir DIR] [--out FILE] [--report] [--independent]
 
 Needs numpy (training only; the shipped weights are read with the standard
 library). Data:
@@ -21,7 +21,9 @@ library). Data:
 
 ``--report`` prints cross-corpus numbers (train without a corpus, test on it)
 and grouped 5-fold in-distribution numbers before training the shipped model
-on everything.
+on everything; ``--independent`` prints the trained model's tool-output
+recall and false positives on the independent sets in ``bench/data``, which
+training never reads.
 """
 
 from __future__ import annotations
