@@ -278,7 +278,7 @@ def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
     if INSERTED_TASKS:
         docs.extend(inserted_tasks(rng, requests + synthetic, contexts))
     injections = [line for name in ("injections.txt", "injections_more.txt", "injections_formats.txt",
-                                    "injections_subtle.txt", "injections_planted.txt")
+                                    "injections_subtle.txt", "injections_planted.txt", "injections_tasks.txt")
                   for line in _lines(name)]
     for i, text in enumerate(injections):
         for at in ("end", "start", "middle"):
