@@ -84,7 +84,7 @@ DEFAULT_EVAL = REPO.parent / "shared" / "eval" / "security-dev"
 DEFAULT_OUT = HERE.parent / "clawcore_prism" / "weights.json.gz"
 SEED = 1234
 #: Out-of-fold false-positive rate the thresholds aim at. The training benign text is much harder than a benign
-#: corpus (about 1,700 hand-written hard negatives), so 3% there keeps held-out FP under the project's 2% per corpus
+#: corpus (about 1,400 hand-written hard negatives), so 3% there keeps held-out FP under the project's 2% per corpus
 #: (docs/prism.md, "Retraining on hard negatives").
 FP_TARGET = float(__import__("os").environ.get("PRISM_FP_TARGET", "0.03"))
 #: L2 strength: chosen by the cross-corpus table (stronger keeps the model off corpus vocabulary).
