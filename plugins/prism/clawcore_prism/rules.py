@@ -249,7 +249,10 @@ RULES: tuple[Rule, ...] = (
     _r("exfil.begins-with", "exfil", 0.55,
        r"\b(?:starting|beginning)\s+(?:with|from)\s+(?:the\s+words?\s+)?[\"'](?:You\s+are|Your\s+(?:role|task)|As\s+an?)\b"),
     _r("exfil.credentials", "exfil", 0.65,
-       r"(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:send|email|e-mail|forward|post|upload|share|leak|exfiltrate|transmit|paste|give\s+me|tell\s+me|reveal|disclose|divulge|expose)\b(?:[^.!?\n]|\.(?=\S)){0,60}?(?:(?<=[/.])|\b)(?:passwords?(?!\s+(?:rules?|polic(?:y|ies)|requirements?|strength|managers?|resets?|hints?|length))|credentials?|api[\s_-]?keys?|access[\s_-]?tokens?|secret[\s_-]?keys?|private[\s_-]?keys?|ssh[\s_-]?keys?|session\s+cookies?|\.env\b|id_rsa|id_ed25519|id_ecdsa|ssh/|\.aws/credentials|\.npmrc|\.pypirc|\.netrc|kubeconfig|/etc/(?:passwd|shadow))"
+       # Not a refusal ("never ask you to send your password") nor a noun ("ignore this email - your password
+       # won't change") nor an HTTP method ("POST /users/{id}/reset-password").
+       r"(?<!never\s)(?<!not\s)(?<!n't\s)(?<!ask\syou\sto\s)(?<!asks\syou\sto\s)"
+       r"\b(?:send|(?<!this\s)(?<!the\s)(?<!an\s)(?<!your\s)(?<!our\s)(?<!that\s)e-?mail|forward|post(?!\s+/)|upload|share|leak|exfiltrate|transmit|paste|give\s+me|tell\s+me|reveal|disclose|divulge|expose)\b(?:[^.!?\n]|\.(?=\S)){0,60}?(?:(?<=[/.])|\b)(?:passwords?(?!\s+(?:rules?|polic(?:y|ies)|requirements?|strength|managers?|resets?|hints?|length))|credentials?|api[\s_-]?keys?|access[\s_-]?tokens?|secret[\s_-]?keys?|private[\s_-]?keys?|ssh[\s_-]?keys?|session\s+cookies?|\.env\b|id_rsa|id_ed25519|id_ecdsa|ssh/|\.aws/credentials|\.npmrc|\.pypirc|\.netrc|kubeconfig|/etc/(?:passwd|shadow))"
        r"|\b(?:passwords?|credentials|api[\s_-]?keys?|secret[\s_-]?keys?|private[\s_-]?keys?|root\s+account)\b[^.!?\n]{0,60}?\b(?:and|then)\s+"
        r"(?:post|send|share|paste|upload|e-?mail|forward|publish)\s+(?:them|it|these)\s+(?:in|to|on|into)\s+(?:#[\w-]+|public|everyone|"
        r"all\b|the\s+(?:channel|group|team\s+chat)|https?://|[\w.+-]+@[\w-]+\.)"),
