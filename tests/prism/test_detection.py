@@ -389,7 +389,7 @@ def test_run_time_feature_shortcuts_equal_their_definitions() -> None:
     lines += ["$5", "$ 5", "€x", "5 usd", "5.5 EUR", "a5 usd", "_5 usd", "$ usd", "1 bıtcoin", "3 uſd"]
     plain = re.compile(r"\b[A-Z]{4,}\b")
     assert all(bool(_SHOUT.search(line)) == bool(plain.search(line)) for line in lines)
-    money = re.compile(r"[$€£]\s?\d|\b\d+(?:\.\d+)?\s?(?:usd|eur|dollars|euros|btc|bitcoin)\b", re.I)
+    money = re.compile(r"[$€£]\s?\d|\b\d+(?:\.\d+)?\s?(?:usd|eur|dollars|euros|btc|bitcoin)\b", re.IGNORECASE)
     assert all(bool(_MONEY.search(line)) == bool(money.search(line)) for line in lines)
     mask = BUCKETS - 1
     for line in lines[::7]:

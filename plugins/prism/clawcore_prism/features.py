@@ -31,7 +31,8 @@ _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
 #: back at it), so the search skips to signs and digits instead of trying every position; a test holds the
 #: two equal.
 _MONEY = re.compile(r"[$€£\d](?:(?<=[$€£])\s?\d"
-                    r"|(?<=\d)(?<!\w\d)\d*(?:\.\d+)?\s?(?:usd|eur|dollars|euros|btc|bitcoin)\b)", re.I)
+                    r"|(?<=\d)(?<!\w\d)\d*(?:\.\d+)?\s?(?:usd|eur|dollars|euros|btc|bitcoin)\b)",
+                    re.IGNORECASE)
 _PATH = re.compile(r"(?:~|\.{1,2})?/(?:[\w.-]+/)+[\w.-]*|\b[\w-]+\.(?:txt|csv|pdf|docx?|xlsx?|json|py|sh|env|key|pem)\b")
 _TLDS = (".com", ".net", ".org", ".io", ".ru", ".xyz", ".info", ".biz")
 _EXTENSIONS = (".txt", ".csv", ".pdf", ".doc", ".xls", ".json", ".py", ".sh", ".env", ".key", ".pem")

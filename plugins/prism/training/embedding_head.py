@@ -14,7 +14,6 @@ minutes on two cores; ``--cache`` keeps the vectors for a second run.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from collections.abc import Sequence
@@ -25,22 +24,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import train  # noqa: E402
-from clawcore_prism.canonical import canonicalise, segments  # noqa: E402
-from clawcore_prism.classifier import load_classifier  # noqa: E402
-
-BENCH_DATA = train.REPO / "bench" / "data"
-
-
-def independent_docs() -> list[train.Doc]:
-    """Tool-output cases of the independent sets, one corpus per file."""
-    docs = []
-    for path in sorted(BENCH_DATA.glob("prism-independent-*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            case = json.loads(line)
-            if case["scope"] == "indirect":
-                docs.append(train.Doc(case["text"], case["label"] == "attack", path.stem, path.stem))
-    return docs
+import train
+from clawcore_prism.classifier import load_classifier
 
 
 def embed(texts: Sequence[str], cache: Path | None) -> dict[str, np.ndarray]:
@@ -88,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="an .npz file for the segment vectors")
     args = parser.parse_args(argv)
     docs = train.dev_docs(args.eval_dir) + train.extra_docs(args.eval_dir, random.Random(train.SEED))
-    tests = independent_docs()
+    tests = train.independent_docs()
     train.prepare(docs + tests)
     shipped = load_classifier().segment
     texts = sorted({p for d in docs + tests for p in d.pieces})

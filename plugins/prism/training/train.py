@@ -510,15 +510,15 @@ def table(title: str, results: dict[str, tuple[int, int, int, int]]) -> str:
     return "\n".join(lines)
 
 
-def independent_results(detector: Detector) -> dict[str, tuple[int, int, int, int]]:
-    """The tool-output cases of ``bench/data/prism-independent-*.jsonl`` (training never reads them)."""
+def independent_docs() -> list[Doc]:
+    """The tool-output cases of ``bench/data/prism-independent-*.jsonl``, one corpus per file (never trained on)."""
     docs = []
     for path in sorted((REPO / "bench" / "data").glob("prism-independent-*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             case = json.loads(line)
             if case["scope"] == "indirect":
                 docs.append(Doc(case["text"], case["label"] == "attack", path.stem, path.stem))
-    return evaluate(detector, docs)
+    return docs
 
 
 def train_classifier(docs: Sequence[Doc]) -> Classifier:
@@ -583,7 +583,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     model = train_classifier([d for d in docs if d.corpus != "handwritten-chat"])
     if args.independent:
-        print(table("independent sets, tool output (never trained on)", independent_results(Detector(model))))
+        print(table("independent sets, tool output (never trained on)", evaluate(Detector(model), independent_docs())))
     if not args.no_save:
         counts: dict[str, int] = defaultdict(int)
         for d in docs:
