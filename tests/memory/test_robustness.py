@@ -11,7 +11,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -287,30 +287,17 @@ def test_unwritable_index_location_is_one_clear_error(workspace: Path, open_mem,
         open_mem(workspace, index=blocker / "index" / "memory.sqlite")
 
 
-def test_a_broken_keyword_table_is_repaired_not_reported_as_a_failed_query(
-    workspace: Path, open_mem, tmp_path: Path, monkeypatch
-) -> None:
-    from clawcore.memory import engine
-
-    monkeypatch.setattr(engine, "_CHECK_ON_OPEN_BYTES", 0)
-    index = tmp_path / "idx" / "memory.sqlite"
-    memory = open_mem(workspace, {"sync": {"onSearch": False}}, index=index)
-    memory.sync()
-    memory.close()
-    # FTS5's own shadow table gone: every MATCH fails with "vtable constructor failed", as after bad pages.
+def _drop_keyword_config(index: Path) -> None:
+    """FTS5's own shadow table gone: every MATCH fails with "vtable constructor failed", as after some bad pages."""
     conn = sqlite3.connect(index)
     conn.execute("DROP TABLE chunks_fts_config")
     conn.commit()
     conn.close()
-    response = open_mem(workspace, {"sync": {"onSearch": False}}, index=index).search("kayak lake")
-    assert response.results[0].path == "memory/2024-05-02.md"
-    assert not any("keyword search failed" in w for w in response.warnings)
-    assert any("could not be read" in w for w in response.warnings)
-    assert list(index.parent.glob("memory.sqlite.corrupt-*"))
 
 
+@pytest.mark.parametrize("damage", [_scribble_over_pages, _drop_keyword_config])
 def test_corruption_found_by_a_search_is_repaired_and_the_search_answered(
-    workspace: Path, open_mem, tmp_path: Path, monkeypatch
+    workspace: Path, open_mem, tmp_path: Path, monkeypatch, damage: Callable[[Path], None]
 ) -> None:
     from clawcore.memory import engine
 
@@ -320,9 +307,10 @@ def test_corruption_found_by_a_search_is_repaired_and_the_search_answered(
     memory = open_mem(workspace, {"sync": {"onSearch": False}}, index=index)
     memory.sync()
     memory.close()
-    _scribble_over_pages(index)
-    again = open_mem(workspace, {"sync": {"onSearch": False}}, index=index)
-    response = again.search("kayak lake")
+    damage(index)
+    response = open_mem(workspace, {"sync": {"onSearch": False}}, index=index).search("kayak lake")
     assert response.results[0].path == "memory/2024-05-02.md"
+    # A broken table is repaired, not reported as a failed query.
+    assert not any("keyword search failed" in w for w in response.warnings)
     assert any("could not be read" in w for w in response.warnings)
     assert list(index.parent.glob("memory.sqlite.corrupt-*"))
