@@ -9,6 +9,7 @@ works: vectors live in the embedding cache and are scored with numpy.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,6 +190,23 @@ def _driver_modules() -> list[tuple[str, ModuleType]]:
     return drivers
 
 
+def _set_wal(conn: Any, timeout_s: float) -> None:
+    """``PRAGMA journal_mode = WAL``, waiting out another process that holds the new file.
+
+    Switching to WAL takes an exclusive lock and SQLite does not call the busy handler
+    for it: two processes creating the index at once saw "database is locked" at once.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except Exception as exc:  # the driver's OperationalError (sqlite3 or sqlean)
+            if "locked" not in str(exc).lower() or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
 def connect(path: Path, *, busy_timeout_s: float = 30.0) -> Store:
     """Open (or create) the index file with the best driver that loads sqlite-vec.
 
@@ -213,7 +231,7 @@ def connect(path: Path, *, busy_timeout_s: float = 30.0) -> Store:
             continue
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL")
+            _set_wal(conn, busy_timeout_s)
             conn.execute("PRAGMA synchronous = NORMAL")
             # Searches read the FTS doclists and vector chunks of much of the index;
             # a larger page cache (default 2 MB) keeps them between searches. No
