@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from clawcore.config import read_config_file
 from clawcore.errors import ClawcoreError
@@ -63,6 +63,9 @@ _SENDING_TOOL = re.compile(r"send|post|mail|upload|publish|tweet|message|transfe
                            re.IGNORECASE)
 _DATA_CARRIER = re.compile(r"https?://|!\[[^\]]*\]\(|\b[\w.+-]+@[\w-]+\.[\w.]+\b")
 _REDACTED = "[prism: removed suspected instruction]"
+
+
+_V = TypeVar("_V")
 
 
 class Monitor:
@@ -238,10 +241,7 @@ class Monitor:
             self.reload_config(context)
             verdict, _ = self.judge(message.content, "direct", context, "message_received")
             key = risk_key(context.session_id, context.conversation_id)
-            self._requests[key] = message.content
-            self._requests.move_to_end(key)
-            while len(self._requests) > 1024:
-                self._requests.popitem(last=False)
+            _remember(self._requests, key, message.content, 1024)
             return verdict
 
     def after_tool_call(self, call: ToolCall, result: ToolResult, context: HookContext) -> Verdict:
@@ -265,9 +265,7 @@ class Monitor:
                 self.store.save(state)
             verdict, detection = self.judge(result.content or "", "indirect", context, "after_tool_call")
             if verdict.flagged:
-                self._recent[call.id or str(id(call))] = detection
-                while len(self._recent) > 256:
-                    self._recent.popitem(last=False)
+                _remember(self._recent, call.id or str(id(call)), detection, 256)
             return verdict
 
     def tool_result_persist(self, call: ToolCall, result: ToolResult, text: str, context: HookContext) -> str | None:
@@ -455,6 +453,14 @@ class Monitor:
                              "locked": state.locked, "tainted": state.tainted,
                              "credentialRead": state.credential_read, "events": list(state.events)})
             return rows
+
+
+def _remember(cache: OrderedDict[str, _V], key: str, value: _V, limit: int) -> None:
+    """Store ``value`` as the newest entry; the oldest go once there are more than ``limit``."""
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > limit:
+        cache.popitem(last=False)
 
 
 def _strings(value: Any) -> Iterable[str]:
