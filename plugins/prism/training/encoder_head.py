@@ -38,7 +38,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import train
-from clawcore_prism.classifier import Classifier, load_classifier
+from clawcore_prism.classifier import Classifier, Head, load_classifier
 from embedding_head import _split, auc
 
 #: Weight of the encoder's logit in the sum (chosen on held-out BIPIA and independent sets 1-6, not set 7).
@@ -51,10 +51,11 @@ def _context(doc: train.Doc, i: int) -> str:
     return " | ".join(doc.pieces[max(0, i - 2):i] + ["@@"] + doc.pieces[i + 1:i + 3])
 
 
-def examples(training: Sequence[train.Doc], head: object, with_context: bool,
+def examples(training: Sequence[train.Doc], head: Head, with_context: bool,
              rng: random.Random) -> list[tuple[str, str, int, float]]:
     """(segment, context, label, weight) for the hashed head's examples, deduplicated and capped per cell."""
-    rows, labels, sources = train.segment_training_set(training, head)  # type: ignore[arg-type]
+    rows, labels, sources = train.segment_training_set(training, head)
+    # Features are memoised per (segment, cues): a row's dict is the same object as its segment's.
     where: dict[int, tuple[str, str]] = {}
     for doc in training:
         for i, piece in enumerate(doc.pieces):
