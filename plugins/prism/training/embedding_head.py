@@ -83,8 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     def fit(training: Sequence[train.Doc]) -> np.ndarray:
         # The hashed head's own examples: every benign segment, the best unique segment of each attack.
         rows, labels, sources = train.segment_training_set(training, shipped)
-        by_features = {id(train.piece_features(d, p)): p for d in training for p in d.pieces}
-        x = np.stack([vectors[by_features[id(r)]] for r in rows])
+        where = train.segment_rows(training)
+        x = np.stack([vectors[doc.pieces[i]] for doc, i in (where[id(r)] for r in rows)])
         return fit_dense(x, np.asarray(labels, dtype=float), train.balanced_weights(labels, sources))
 
     def dense_score(theta: np.ndarray, doc: train.Doc) -> float:

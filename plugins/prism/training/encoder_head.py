@@ -47,24 +47,23 @@ ENCODER_WEIGHT = 0.5
 CELL_CAP = 3000
 
 
-def _context(doc: train.Doc, i: int) -> str:
-    return " | ".join(doc.pieces[max(0, i - 2):i] + ["@@"] + doc.pieces[i + 1:i + 3])
+def _pair(doc: train.Doc, i: int, with_context: bool) -> tuple[str, str]:
+    """Segment ``i`` of ``doc`` and what the encoder reads beside it: its neighbours, or nothing."""
+    if not with_context:
+        return doc.pieces[i], ""
+    return doc.pieces[i], " | ".join(doc.pieces[max(0, i - 2):i] + ["@@"] + doc.pieces[i + 1:i + 3])
 
 
 def examples(training: Sequence[train.Doc], head: Head, with_context: bool,
              rng: random.Random) -> list[tuple[str, str, int, float]]:
     """(segment, context, label, weight) for the hashed head's examples, deduplicated and capped per cell."""
     rows, labels, sources = train.segment_training_set(training, head)
-    # Features are memoised per (segment, cues): a row's dict is the same object as its segment's.
-    where: dict[int, tuple[str, str]] = {}
-    for doc in training:
-        for i, piece in enumerate(doc.pieces):
-            where.setdefault(id(train.piece_features(doc, piece)), (piece, _context(doc, i) if with_context else ""))
+    where = train.segment_rows(training)
     weights = train.balanced_weights(labels, sources)
     merged: dict[tuple[str, str, int], float] = defaultdict(float)
     source: dict[tuple[str, str, int], str] = {}
     for row, label, src, weight in zip(rows, labels, sources, weights):
-        key = (*where[id(row)], label)
+        key = (*_pair(*where[id(row)], with_context), label)
         merged[key] += weight
         source[key] = src
     cells: dict[tuple[int, str], list[tuple[str, str, int, float]]] = defaultdict(list)
@@ -157,8 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     shipped = load_classifier()
     for name in sorted({d.corpus for d in tests}):
         sets.append((name, shipped, [d for d in tests if d.corpus == name]))
-    pairs = sorted({(p, _context(d, i) if args.context else "") for _, _, ds in sets for d in ds
-                    for i, p in enumerate(d.pieces)})
+    pairs = sorted({_pair(d, i, args.context) for _, _, ds in sets for d in ds for i in range(len(d.pieces))})
     encoded: dict[tuple[str, str], float] = {}
     import torch
 
@@ -176,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         hashed, tuned, both = [], [], []
         for doc in chosen:
             h = [logit(s) for s in classifier.segment_scores(doc.pieces)] or [-99.0]
-            e = [encoded[(p, _context(doc, i) if args.context else "")] for i, p in enumerate(doc.pieces)] or [-99.0]
+            e = [encoded[_pair(doc, i, args.context)] for i in range(len(doc.pieces))] or [-99.0]
             hashed.append(max(h))
             tuned.append(max(e))
             both.append(max(a + ENCODER_WEIGHT * b for a, b in zip(h, e)))

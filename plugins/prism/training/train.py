@@ -401,6 +401,19 @@ def segment_training_set(docs: Sequence[Doc], head: Head | None) -> tuple[list[d
     return rows, labels, sources
 
 
+def segment_rows(docs: Sequence[Doc]) -> dict[int, tuple[Doc, int]]:
+    """Where each row of :func:`segment_training_set` comes from: ``id(row)`` -> (document, segment index).
+
+    Rows are the memoised feature dicts of :func:`piece_features`, so a row is the very object its segment's
+    features are; a segment that several documents share with the same cues maps to the first of them.
+    """
+    where: dict[int, tuple[Doc, int]] = {}
+    for doc in docs:
+        for i, piece in enumerate(doc.pieces):
+            where.setdefault(id(piece_features(doc, piece)), (doc, i))
+    return where
+
+
 def _instruction_prior(piece: str) -> float:
     """Before any model exists: how much a segment looks like an instruction (imperative, second person)."""
     words = piece.split()
