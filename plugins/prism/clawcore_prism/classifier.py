@@ -1,4 +1,4 @@
-"""The shipped linear injection classifier: two logistic heads over hashed features.
+"""The shipped injection classifier: two logistic heads over hashed features.
 
 * the *segment* head reads one sentence or field of content a tool brought in
   and answers "is this an instruction addressed to the assistant?"; a
@@ -7,7 +7,12 @@
   jailbreak, an override or a prompt-extraction attempt?" (ordinary requests
   are imperatives too, so the segment head would be wrong there).
 
-Weights live in ``weights.json.gz`` beside this module (a few hundred KB),
+The segment head adds a small hidden layer to its linear weights (:class:`Hidden`):
+a sum of evidence cannot say "a question, *and* off the document's topic, *and*
+addressed to no one", and those conjunctions are what carry to injections
+written in other styles (docs/prism.md, "The hidden layer").
+
+Weights live in ``weights.json.gz`` beside this module (about a megabyte),
 trained by ``plugins/prism/training/train.py``; run time needs only the
 standard library. Each head carries the decision threshold chosen at
 training time; :meth:`Head.calibrated` maps a probability so that this
@@ -16,19 +21,29 @@ threshold lands on 0.5, the score at which a verdict becomes suspicious.
 
 from __future__ import annotations
 
+import base64
 import functools
 import gzip
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from clawcore_prism.features import BUCKETS, context_cues, document_features, segment_dot, tokens
+from clawcore_prism.features import (
+    BUCKETS,
+    Groups,
+    context_cues,
+    document_features,
+    segment_buckets,
+    segment_dot,
+    tokens,
+)
 
-__all__ = ["Classifier", "Head", "load_classifier"]
+__all__ = ["Classifier", "Head", "Hidden", "load_classifier"]
 
 WEIGHTS_FILE = "weights.json.gz"
 
@@ -39,13 +54,66 @@ def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-z))
 
 
+#: Bits per unit in a packed row of :class:`Hidden` (room for the sum of 2**24 rows).
+_FIELD = 32
+_FIELD_MASK = (1 << _FIELD) - 1
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """A hidden layer of ``size`` rectified units beside a head's linear weights.
+
+    Each weight is a signed byte stored as ``128 + round(weight / scale)``. ``rows`` maps a feature bucket
+    to its row, the ``size`` stored bytes packed into one integer, unit ``j`` in bits ``32j`` to
+    ``32j + 31``; buckets the layer ignores have no row. Adding packed rows adds every unit's column at
+    once, in C, and no field can carry into the next. A segment's units are ``relu(bias + Σ value · weight)``
+    over its features, and ``out · units + out_bias`` is added to the head's logit.
+    """
+
+    size: int
+    rows: Mapping[int, int]
+    scale: float
+    bias: tuple[float, ...]
+    out: tuple[float, ...]
+    out_bias: float
+
+    def logit(self, groups: Iterable[tuple[float, Iterable[int]]]) -> float:
+        """The layer's share of the logit for features given as (value, buckets) groups."""
+        units = list(self.bias)
+        get = self.rows.get
+        for value, buckets in groups:
+            found = list(filter(None, map(get, buckets)))  # a packed row is never 0: every field is >= 1
+            if found:
+                total = sum(found)
+                offset = 128 * len(found)
+                factor = value * self.scale
+                units = [u + factor * (((total >> (_FIELD * j)) & _FIELD_MASK) - offset)
+                         for j, u in enumerate(units)]
+        return self.out_bias + sum(o * u for o, u in zip(self.out, units) if u > 0)
+
+    @classmethod
+    def from_bytes(cls, buckets: Sequence[int], stored: bytes, scale: float, bias: Sequence[float],
+                   out: Sequence[float], out_bias: float) -> Hidden:
+        """Build the layer from ``len(buckets)`` rows of ``len(bias)`` stored bytes each."""
+        size = len(bias)
+        if len(stored) != len(buckets) * size or len(out) != size:
+            raise ValueError("weights file is corrupt: the hidden layer's sizes disagree")
+        width = size * _FIELD // 8
+        spread = bytearray(len(stored) * (_FIELD // 8))
+        spread[:: _FIELD // 8] = stored  # each byte becomes the low byte of its little-endian field
+        rows = {bucket: int.from_bytes(spread[n * width:(n + 1) * width], "little")
+                for n, bucket in enumerate(buckets)}
+        return cls(size, rows, float(scale), tuple(map(float, bias)), tuple(map(float, out)), float(out_bias))
+
+
 @dataclass(frozen=True)
 class Head:
-    """One logistic-regression head: sparse weights, a bias and its threshold."""
+    """One logistic head: sparse linear weights, optionally a hidden layer, a bias and its threshold."""
 
     weights: Mapping[int, float]
     bias: float
     threshold: float = 0.5
+    hidden: Hidden | None = None
 
     def probability(self, features: Mapping[int, float]) -> float:
         z = self.bias
@@ -54,11 +122,23 @@ class Head:
             weight = get(index)
             if weight is not None:
                 z += weight * value
+        if self.hidden is not None:
+            groups: dict[float, list[int]] = defaultdict(list)
+            for index, value in features.items():
+                groups[value].append(index)
+            z += self.hidden.logit(groups.items())
         return _sigmoid(z)
 
     def segment_probability(self, text: str, context: Sequence[str], words: list[str]) -> float:
         """``probability(segment_features(text, context, words))``, without building the vector."""
-        return _sigmoid(self.bias + segment_dot(self.weights, text, context, words))
+        return self.group_probability(segment_buckets(text, context, words))
+
+    def group_probability(self, groups: Groups) -> float:
+        """The probability of features given as :func:`~clawcore_prism.features.segment_buckets` groups."""
+        z = self.bias + segment_dot(self.weights, groups)
+        if self.hidden is not None:
+            z += self.hidden.logit(groups)
+        return _sigmoid(z)
 
     def calibrated(self, probability: float) -> float:
         """Probability mapped piecewise-linearly so the threshold becomes 0.5."""
@@ -110,7 +190,12 @@ def _head(data: Mapping[str, Any]) -> Head:
     values = data["values"]
     if len(indices) != len(values):
         raise ValueError("weights file is corrupt: indices and values differ in length")
-    return Head(dict(zip(indices, values)), float(data["bias"]), float(data.get("threshold", 0.5)))
+    layer = data.get("hidden")
+    hidden = None
+    if layer:
+        hidden = Hidden.from_bytes(layer["buckets"], base64.b64decode(layer["rows"]), layer["scale"],
+                                   layer["bias"], layer["out"], layer["out_bias"])
+    return Head(dict(zip(indices, values)), float(data["bias"]), float(data.get("threshold", 0.5)), hidden)
 
 
 @functools.lru_cache(maxsize=4)

@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from itertools import chain
 from operator import xor
 
-__all__ = ["BUCKETS", "context_cues", "document_features", "segment_dot", "segment_features", "tokens"]
+__all__ = ["BUCKETS", "Groups", "context_cues", "document_features", "segment_buckets", "segment_dot",
+           "segment_features", "tokens"]
 
 BUCKETS = 1 << 18
 
@@ -264,34 +265,39 @@ _BUCKET = _Buckets()
 _LEFT = _LeftHalves()
 
 
-def segment_dot(weights: Mapping[int, float], text: str, context: Sequence[str], words: list[str],
-                lowered: str | None = None) -> float:
-    """``Σ weights[i] * segment_features(text, context, words)[i]`` without building the vector (the run-time path).
+#: A segment's active buckets by the value they carry: (value, buckets) pairs, see :func:`segment_buckets`.
+Groups = tuple[tuple[float, frozenset[int]], ...]
 
-    Same arithmetic as :func:`segment_features` (a cue's bucket overrides an n-gram's, a context cue's
-    overrides both and stays outside the norm); a test holds the two equal. ``lowered`` is
-    ``text.lower()`` when the caller has it.
+
+def segment_buckets(text: str, context: Sequence[str], words: list[str], lowered: str | None = None) -> Groups:
+    """The buckets of :func:`segment_features` grouped by value, without building the vector (the run-time path).
+
+    Three groups: n-grams at the norm, structural cues at ``CUE_WEIGHT`` times the norm, context cues at
+    :data:`CONTEXT_WEIGHT`. Same arithmetic as :func:`segment_features` (a cue's bucket overrides an
+    n-gram's, a context cue's overrides both and stays outside the norm); a test holds the two equal.
+    ``lowered`` is ``text.lower()`` when the caller has it.
     """
     bucket = _BUCKET.__getitem__
     cues = set(map(bucket, _structure(text, words, lowered)))
-    # The n-gram buckets go into the set in _grams' order (words, then bigrams), so the set, and with it the
-    # order of the float sums below, is the one {h & mask for h in _grams(words)} would build.
     unigrams = list(map(bucket, words))
     grams = set(unigrams)
     grams.update(map(xor, map(_LEFT.__getitem__, words), unigrams[1:]))
-    grams = grams - cues
+    grams -= cues
     squares = len(grams) + len(cues) * CUE_WEIGHT * CUE_WEIGHT
     if not squares:
-        return 0.0
+        return ()
     norm = 1.0 / math.sqrt(squares)
-    get = weights.get
-    dot = 0.0
-    if context:
-        outside = set(map(bucket, context))
+    outside = frozenset(map(bucket, context))
+    if outside:
         grams -= outside
         cues -= outside
-        dot = CONTEXT_WEIGHT * sum(filter(None, map(get, outside)))
-    return dot + norm * (sum(filter(None, map(get, grams))) + CUE_WEIGHT * sum(filter(None, map(get, cues))))
+    return ((norm, frozenset(grams)), (norm * CUE_WEIGHT, frozenset(cues)), (CONTEXT_WEIGHT, outside))
+
+
+def segment_dot(weights: Mapping[int, float], groups: Groups) -> float:
+    """``Σ weights[i] * value`` over a segment's :func:`segment_buckets`."""
+    get = weights.get
+    return sum(value * sum(filter(None, map(get, buckets))) for value, buckets in groups)
 
 
 #: Words too common to say whether a sentence shares its document's topic.

@@ -29,6 +29,7 @@ training never reads.
 from __future__ import annotations
 
 import argparse
+import base64
 import gzip
 import importlib
 import json
@@ -46,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from clawcore_prism.canonical import canonicalise, segments  # noqa: E402
-from clawcore_prism.classifier import Classifier, Head  # noqa: E402
+from clawcore_prism.classifier import Classifier, Head, Hidden  # noqa: E402
 from clawcore_prism.detector import Detector  # noqa: E402
 from clawcore_prism.features import BUCKETS, context_cues  # noqa: E402
 from clawcore_prism.features import document_features as _document_features  # noqa: E402
@@ -91,6 +92,8 @@ FP_TARGET = float(__import__("os").environ.get("PRISM_FP_TARGET", "0.03"))
 L2 = float(__import__("os").environ.get("PRISM_L2", "1e-4"))
 #: Plant ordinary requests and questions in tool output as injections (0: the ablation in docs/prism.md).
 INSERTED_TASKS = __import__("os").environ.get("PRISM_INSERTED_TASKS", "1") == "1"
+#: Units of the segment head's hidden layer (0: the linear head alone, the ablation in docs/prism.md).
+HIDDEN = int(__import__("os").environ.get("PRISM_HIDDEN", "8"))
 
 
 @dataclass
@@ -336,6 +339,90 @@ def fit(rows: Sequence[dict[int, float]], y: np.ndarray, weight: np.ndarray, *, 
     return w, b
 
 
+class _Adam:
+    """Adam over a list of arrays (the same update as :func:`fit`'s, for several parameters)."""
+
+    def __init__(self, params: list[np.ndarray], lr: float) -> None:
+        self.params, self.lr, self.t = params, lr, 0
+        self.m = [np.zeros_like(p) for p in params]
+        self.v = [np.zeros_like(p) for p in params]
+
+    def step(self, grads: list[np.ndarray]) -> None:
+        self.t += 1
+        beta1, beta2, eps = 0.9, 0.999, 1e-8
+        for p, g, m, v in zip(self.params, grads, self.m, self.v):
+            m *= beta1
+            m += (1 - beta1) * g
+            v *= beta2
+            v += (1 - beta2) * g * g
+            p -= self.lr * (m / (1 - beta1**self.t)) / (np.sqrt(v / (1 - beta2**self.t)) + eps)
+
+
+def _csr(rows: Sequence[dict[int, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lengths = np.array([len(r) for r in rows])
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    indices = np.fromiter((i for r in rows for i in r), dtype=np.int64, count=int(indptr[-1]))
+    data = np.fromiter((v for r in rows for v in r.values()), dtype=np.float64, count=int(indptr[-1]))
+    return indices, data, indptr
+
+
+def fit_hidden(rows: Sequence[dict[int, float]], y: np.ndarray, weight: np.ndarray, *, size: int = 16,
+               epochs: int = 6, batch: int = 256, lr: float = 3e-3, l2: float = 1e-5,
+               seed: int = SEED) -> dict[str, np.ndarray]:
+    """Linear weights plus a hidden layer of ``size`` rectified units, trained together by mini-batch Adam.
+
+    The logit is ``x·w + b + out·relu(x·E + c) + d``; the loss is the weighted log loss plus ``l2`` times
+    the squared norms of ``w`` and ``E``. Deterministic for a given ``seed``.
+    """
+    rng = np.random.default_rng(seed)
+    params = {"w": np.zeros(BUCKETS), "b": np.zeros(1), "E": rng.normal(0.0, 0.05, (BUCKETS, size)),
+              "c": np.zeros(size), "out": rng.uniform(-1, 1, size) / np.sqrt(size),
+              "d": rng.uniform(-1, 1, 1) / np.sqrt(size)}
+    names = list(params)
+    adam = _Adam([params[k] for k in names], lr)
+    weight = weight / weight.mean()
+    order = np.arange(len(rows))
+    rows_array = np.empty(len(rows), dtype=object)
+    rows_array[:] = list(rows)
+    w, E, c, out = params["w"], params["E"], params["c"], params["out"]
+    for epoch in range(epochs):
+        random.Random(seed + epoch).shuffle(order)  # type: ignore[arg-type]
+        for start in range(0, len(order), batch):
+            chosen = order[start:start + batch]
+            indices, data, indptr = _csr(rows_array[chosen])
+            n = len(chosen)
+            row_of = np.repeat(np.arange(n), np.diff(indptr))
+            pre = np.zeros((n, size))
+            np.add.at(pre, row_of, data[:, None] * E[indices])
+            pre += c
+            units = np.maximum(pre, 0.0)
+            linear = np.bincount(row_of, weights=data * w[indices], minlength=n)
+            z = linear + params["b"][0] + units @ out + params["d"][0]
+            p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+            g = (p - y[chosen]) * weight[chosen] / n
+            g_units = np.outer(g, out) * (pre > 0)
+            g_E = 2 * l2 * E
+            np.add.at(g_E, indices, data[:, None] * g_units[row_of])
+            grads = {"w": np.bincount(indices, weights=data * g[row_of], minlength=BUCKETS) + 2 * l2 * w,
+                     "b": np.array([g.sum()]), "E": g_E, "c": g_units.sum(0), "out": units.T @ g,
+                     "d": np.array([g.sum()])}
+            adam.step([grads[k] for k in names])
+    return params
+
+
+def to_hidden_head(params: dict[str, np.ndarray], threshold: float, prune: float = 0.01) -> Head:
+    """The trained parameters as a :class:`Head`: linear weights pruned as in :func:`to_head`, and the hidden
+    layer's rows stored as signed bytes (rows whose largest weight quantises to zero are left out)."""
+    E = params["E"]
+    scale = float(np.abs(E).max()) / 127 or 1.0
+    stored = (np.clip(np.round(E / scale), -127, 127) + 128).astype(np.uint8)
+    kept = np.nonzero((stored != 128).any(axis=1))[0]
+    head = to_head(params["w"], float(params["b"][0]), threshold, prune)
+    hidden = Hidden.from_bytes(kept.tolist(), stored[kept].tobytes(), scale, params["c"].tolist(),
+                               params["out"].tolist(), float(params["d"][0]))
+    return Head(head.weights, head.bias, threshold, hidden)
+
+
 def balanced_weights(labels: Sequence[int], sources: Sequence[str]) -> np.ndarray:
     """Each (label, source) cell gets weight proportional to sqrt(size): big corpora count, but do not drown the rest."""
     cells: dict[tuple[int, str], int] = defaultdict(int)
@@ -424,13 +511,18 @@ def _instruction_prior(piece: str) -> float:
 
 
 def _segment_weights(docs: Sequence[Doc]) -> Head:
+    """Two linear passes choose each attack's injected segments; the hidden head then learns from them."""
     head = None
     for _ in range(2):
         rows, labels, sources = segment_training_set(docs, head)
         w, b = fit(rows, np.array(labels, dtype=float), balanced_weights(labels, sources), l2=L2)
         head = to_head(w, b, 0.5)
     assert head is not None
-    return head
+    if not HIDDEN:
+        return head
+    rows, labels, sources = segment_training_set(docs, head)
+    params = fit_hidden(rows, np.array(labels, dtype=float), balanced_weights(labels, sources), size=HIDDEN)
+    return to_hidden_head(params, 0.5)
 
 
 def _message_weights(docs: Sequence[Doc]) -> Head:
@@ -473,7 +565,7 @@ def train_segment_head(docs: Sequence[Doc], fp_target: float = FP_TARGET) -> Hea
     oof = _out_of_fold(docs, _segment_weights, _segment_doc_score,
                        lambda d: not d.attack and d.hook == "after_tool_call")
     head = _segment_weights(docs)
-    return Head(head.weights, head.bias, pick_threshold(oof, fp_target))
+    return Head(head.weights, head.bias, pick_threshold(oof, fp_target), head.hidden)
 
 
 def train_message_head(docs: Sequence[Doc], fp_target: float = FP_TARGET) -> Head:
@@ -565,10 +657,19 @@ def report(docs: Sequence[Doc], cross_only: bool = False) -> None:
 
 
 def save(model: Classifier, path: Path, info: dict[str, object]) -> None:
+    def hidden(layer: Hidden) -> dict[str, object]:
+        buckets = sorted(layer.rows)
+        stored = b"".join(layer.rows[b].to_bytes(layer.size * 4, "little")[::4] for b in buckets)
+        return {"scale": layer.scale, "bias": list(layer.bias), "out": list(layer.out), "out_bias": layer.out_bias,
+                "buckets": buckets, "rows": base64.b64encode(stored).decode("ascii")}
+
     def head(h: Head) -> dict[str, object]:
         items = sorted(h.weights.items())
-        return {"indices": [i for i, _ in items], "values": [v for _, v in items], "bias": round(h.bias, 5),
-                "threshold": round(h.threshold, 5)}
+        out = {"indices": [i for i, _ in items], "values": [v for _, v in items], "bias": round(h.bias, 5),
+               "threshold": round(h.threshold, 5)}
+        if h.hidden is not None:
+            out["hidden"] = hidden(h.hidden)
+        return out
 
     payload = {"buckets": BUCKETS, "segment": head(model.segment), "message": head(model.message), "info": info}
     path.write_bytes(gzip.compress(json.dumps(payload, separators=(",", ":")).encode(), mtime=0))
