@@ -311,12 +311,18 @@ def assign_injecagent_groups(docs: Sequence[Doc]) -> None:
 # --------------------------------------------------------------------------
 
 
-def fit(rows: Sequence[dict[int, float]], y: np.ndarray, weight: np.ndarray, *, l2: float = 1e-4,
-        iterations: int = 250, lr: float = 0.05) -> tuple[np.ndarray, float]:
+def _csr(rows: Sequence[dict[int, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     lengths = np.array([len(r) for r in rows])
     indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     indices = np.fromiter((i for r in rows for i in r), dtype=np.int64, count=int(indptr[-1]))
     data = np.fromiter((v for r in rows for v in r.values()), dtype=np.float64, count=int(indptr[-1]))
+    return indices, data, indptr
+
+
+def fit(rows: Sequence[dict[int, float]], y: np.ndarray, weight: np.ndarray, *, l2: float = 1e-4,
+        iterations: int = 250, lr: float = 0.05) -> tuple[np.ndarray, float]:
+    indices, data, indptr = _csr(rows)
+    lengths = np.diff(indptr)
     w = np.zeros(BUCKETS)
     b = 0.0
     m_w = np.zeros(BUCKETS)
@@ -356,14 +362,6 @@ class _Adam:
             v *= beta2
             v += (1 - beta2) * g * g
             p -= self.lr * (m / (1 - beta1**self.t)) / (np.sqrt(v / (1 - beta2**self.t)) + eps)
-
-
-def _csr(rows: Sequence[dict[int, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    lengths = np.array([len(r) for r in rows])
-    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    indices = np.fromiter((i for r in rows for i in r), dtype=np.int64, count=int(indptr[-1]))
-    data = np.fromiter((v for r in rows for v in r.values()), dtype=np.float64, count=int(indptr[-1]))
-    return indices, data, indptr
 
 
 def fit_hidden(rows: Sequence[dict[int, float]], y: np.ndarray, weight: np.ndarray, *, size: int = 16,
