@@ -105,6 +105,12 @@ class Hidden:
                 for n, bucket in enumerate(buckets)}
         return cls(size, rows, float(scale), tuple(map(float, bias)), tuple(map(float, out)), float(out_bias))
 
+    def to_bytes(self) -> tuple[list[int], bytes]:
+        """The inverse of :meth:`from_bytes`: the buckets that have a row, in order, and their stored bytes."""
+        buckets = sorted(self.rows)
+        step = _FIELD // 8
+        return buckets, b"".join(self.rows[b].to_bytes(self.size * step, "little")[::step] for b in buckets)
+
 
 @dataclass(frozen=True)
 class Head:

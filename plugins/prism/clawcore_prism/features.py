@@ -16,6 +16,7 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from itertools import chain
 from operator import xor
 
@@ -266,7 +267,7 @@ _LEFT = _LeftHalves()
 
 
 #: A segment's active buckets by the value they carry: (value, buckets) pairs, see :func:`segment_buckets`.
-Groups = tuple[tuple[float, frozenset[int]], ...]
+Groups = tuple[tuple[float, AbstractSet[int]], ...]
 
 
 def segment_buckets(text: str, context: Sequence[str], words: list[str], lowered: str | None = None) -> Groups:
@@ -287,11 +288,11 @@ def segment_buckets(text: str, context: Sequence[str], words: list[str], lowered
     if not squares:
         return ()
     norm = 1.0 / math.sqrt(squares)
-    outside = frozenset(map(bucket, context))
+    outside = set(map(bucket, context))
     if outside:
         grams -= outside
         cues -= outside
-    return ((norm, frozenset(grams)), (norm * CUE_WEIGHT, frozenset(cues)), (CONTEXT_WEIGHT, outside))
+    return ((norm, grams), (norm * CUE_WEIGHT, cues), (CONTEXT_WEIGHT, outside))
 
 
 def segment_dot(weights: Mapping[int, float], groups: Groups) -> float:

@@ -656,8 +656,7 @@ def report(docs: Sequence[Doc], cross_only: bool = False) -> None:
 
 def save(model: Classifier, path: Path, info: dict[str, object]) -> None:
     def hidden(layer: Hidden) -> dict[str, object]:
-        buckets = sorted(layer.rows)
-        stored = b"".join(layer.rows[b].to_bytes(layer.size * 4, "little")[::4] for b in buckets)
+        buckets, stored = layer.to_bytes()
         return {"scale": layer.scale, "bias": list(layer.bias), "out": list(layer.out), "out_bias": layer.out_bias,
                 "buckets": buckets, "rows": base64.b64encode(stored).decode("ascii")}
 
