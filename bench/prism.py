@@ -361,14 +361,15 @@ def detection(rt: Runtime, cases: list[tuple[str, int, dict]], step: int) -> Tab
     return table
 
 
-#: Seven sets written by separate authors who saw neither PRISM's rules, features and training data nor the
+#: Nine sets written by separate authors who saw neither PRISM's rules, features and training data nor the
 #: dev corpora (see docs/prism.md, "Independent sets"). Each was measured once before anything was changed
 #: after reading it: the first at commit 78e8033, the second at 35ec67a, the third (tool output only) at
 #: bbc8867, the fourth (tool output only; its brief asked to avoid the openers the earlier rules target) at
 #: 6f7412f, the fifth (tool output only, hard benign cases of the attacks' genres) at d65417b, the sixth at
-#: b58b6fc and the seventh at e06742a (both tool output only). The first three were then read to improve
-#: the rules; the others were not read.
-INDEPENDENT = tuple(Path(__file__).resolve().parent / "data" / f"prism-independent-{n}.jsonl" for n in range(1, 8))
+#: b58b6fc, the seventh at e06742a (both tool output only), the eighth (tool output only) and the ninth
+#: (agent-tool formats, and messages) at 6b773ae. The first three were then read to improve the rules; the
+#: others were not read.
+INDEPENDENT = tuple(Path(__file__).resolve().parent / "data" / f"prism-independent-{n}.jsonl" for n in range(1, 10))
 
 
 def independent(rt: Runtime) -> Table:
