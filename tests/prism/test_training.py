@@ -109,3 +109,27 @@ def test_hidden_layer_packing_equals_the_plain_arithmetic(train) -> None:  # typ
             units += value * stored[chosen].sum(axis=0)
         expected = float(np.maximum(units, 0) @ params["out"] + 0.3)
         assert abs(layer.logit(groups) - expected) < 1e-9 * max(1.0, abs(expected))
+
+
+def test_averaged_networks_score_the_mean_of_their_logits(train) -> None:  # type: ignore[no-untyped-def]
+    """The shipped layer is several seeds' networks averaged: its logit is exactly the mean of theirs."""
+    import numpy as np
+
+    rng = np.random.default_rng(9)
+    docs = _corpus(train, random.Random(7))
+    rows, labels, sources = train.segment_training_set(docs, None)
+    y, weight = np.array(labels, dtype=float), train.balanced_weights(labels, sources)
+    networks = [train.fit_hidden(rows, y, weight, size=2, epochs=2, seed=seed) for seed in (1, 2, 3)]
+    assert not np.allclose(networks[0]["E"], networks[1]["E"])  # different seeds, different networks
+
+    def logit(net: dict, x: np.ndarray) -> float:  # type: ignore[type-arg]
+        return float(x @ net["w"] + net["b"][0] + np.maximum(x @ net["E"] + net["c"], 0) @ net["out"] + net["d"][0])
+
+    merged = train.average(networks)
+    assert merged["E"].shape[1] == 6
+    for row in rng.choice(len(rows), 20, replace=False):
+        x = np.zeros(1 << 18)
+        for index, value in rows[row].items():
+            x[index] = value
+        expected = sum(logit(net, x) for net in networks) / 3
+        assert abs(logit(merged, x) - expected) < 1e-9 * max(1.0, abs(expected))

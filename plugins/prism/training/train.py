@@ -92,8 +92,11 @@ FP_TARGET = float(__import__("os").environ.get("PRISM_FP_TARGET", "0.03"))
 L2 = float(__import__("os").environ.get("PRISM_L2", "1e-4"))
 #: Plant ordinary requests and questions in tool output as injections (0: the ablation in docs/prism.md).
 INSERTED_TASKS = __import__("os").environ.get("PRISM_INSERTED_TASKS", "1") == "1"
-#: Units of the segment head's hidden layer (0: the linear head alone, the ablation in docs/prism.md).
-HIDDEN = int(__import__("os").environ.get("PRISM_HIDDEN", "8"))
+#: Units of each network in the segment head's hidden layer (0: the linear head alone, the ablation in docs/prism.md).
+HIDDEN = int(__import__("os").environ.get("PRISM_HIDDEN", "2"))
+#: Networks trained from different seeds and averaged into one layer of ``NETWORKS * HIDDEN`` units: one network's
+#: verdicts swing with its seed, the average's do not (docs/prism.md, "The hidden layer").
+NETWORKS = int(__import__("os").environ.get("PRISM_NETWORKS", "4"))
 
 
 @dataclass
@@ -408,6 +411,19 @@ def fit_hidden(rows: Sequence[dict[int, float]], y: np.ndarray, weight: np.ndarr
     return params
 
 
+def average(networks: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """One network whose logit is the mean of the ``networks``' logits: their hidden units side by side,
+    each output weight divided by their number, linear weights and biases averaged."""
+    n = len(networks)
+
+    def mean(key: str) -> np.ndarray:
+        return np.mean([net[key] for net in networks], axis=0)
+
+    return {"w": mean("w"), "b": mean("b"), "d": mean("d"), "E": np.hstack([net["E"] for net in networks]),
+            "c": np.concatenate([net["c"] for net in networks]),
+            "out": np.concatenate([net["out"] for net in networks]) / n}
+
+
 def to_hidden_head(params: dict[str, np.ndarray], threshold: float, prune: float = 0.01) -> Head:
     """The trained parameters as a :class:`Head`: linear weights pruned as in :func:`to_head`, and the hidden
     layer's rows stored as signed bytes (rows whose largest weight quantises to zero are left out)."""
@@ -519,8 +535,9 @@ def _segment_weights(docs: Sequence[Doc]) -> Head:
     if not HIDDEN:
         return head
     rows, labels, sources = segment_training_set(docs, head)
-    params = fit_hidden(rows, np.array(labels, dtype=float), balanced_weights(labels, sources), size=HIDDEN)
-    return to_hidden_head(params, 0.5)
+    y, weight = np.array(labels, dtype=float), balanced_weights(labels, sources)
+    return to_hidden_head(average([fit_hidden(rows, y, weight, size=HIDDEN, seed=SEED + k) for k in range(NETWORKS)]),
+                          0.5)
 
 
 def _message_weights(docs: Sequence[Doc]) -> Head:
