@@ -55,7 +55,6 @@ from clawcore_prism.features import segment_features as _segment_features  # noq
 
 _SEGMENT_CACHE: dict[tuple[str, tuple[str, ...]], dict[int, float]] = {}
 _DOCUMENT_CACHE: dict[str, dict[int, float]] = {}
-_CONTEXT_CACHE: dict[int, dict[str, tuple[str, ...]]] = {}
 
 
 def segment_features(text: str, context: tuple[str, ...] = ()) -> dict[int, float]:
@@ -68,10 +67,9 @@ def segment_features(text: str, context: tuple[str, ...] = ()) -> dict[int, floa
 
 def piece_features(doc: Doc, piece: str) -> dict[int, float]:
     """A segment's features in its document (the context cues depend on the document's other segments)."""
-    context = _CONTEXT_CACHE.get(id(doc))
-    if context is None:
-        context = _CONTEXT_CACHE[id(doc)] = context_cues(doc.pieces)
-    return segment_features(piece, context[piece])
+    if doc.context is None:
+        doc.context = context_cues(doc.pieces)
+    return segment_features(piece, doc.context[piece])
 
 
 def document_features(text: str) -> dict[int, float]:
@@ -110,6 +108,8 @@ class Doc:
     hook: str = "after_tool_call"
     canonical: str = ""
     pieces: list[str] = field(default_factory=list)
+    #: Each piece's context cues, computed once on first use (they depend on all of ``pieces``).
+    context: dict[str, tuple[str, ...]] | None = field(default=None, repr=False, compare=False)
 
 
 # --------------------------------------------------------------------------
