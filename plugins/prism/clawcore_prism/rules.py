@@ -160,6 +160,14 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                " summarising this", " summarizing this", " parsing this", " sees this", " seeing this"),
     "tool.do-not-tell-user": ("user", "owner", "human", "operator"),
     "tool.urgent-imperative": ("important", "urgent", "attention", "notice"),
+    "role.payload-split": ("+", "concaten", "combin", "join", "merg", "put together", "assembl"),
+    "role.safety-disabled": ("disabled", " off", "lifted", "suspended", "removed", "deactivated", "bypassed", "normally",
+                             "ignore", "bypass", "disable", "skip"),
+    "role.refusal-suppression": ("sorry", "cannot", "can't", "unable", "refus", "as an ai", "apologi"),
+    "role.relative-roleplay": ("used to", "would ", "'d ", "’d "),
+    "override.other-languages": ("esque", "talimat", "negeer", "vergeet", "zonder", "sin ", "sem ", "sans ", "senza",
+                                 "ohne", "hiçbir", "affiche", "montre", "révèle", "répète", "muestra", "revela", "repite",
+                                 "mostra", "rivela", "ripeti", "zeig", "nenne", "ignore"),
     "obfuscation.decode-and-follow": ("decode", "decipher", "decrypt", "translate", "base64", "rot13", "hex", "morse",
                                       "leetspeak", "revers", "unscramble", "rot-13", "backward"),
 }
@@ -409,6 +417,59 @@ RULES: tuple[Rule, ...] = (
     _r("tool.urgent-imperative", "tool", 0.4,
        r"(?:\bIMPORTANT\b|\bURGENT\b|\bATTENTION\b|\bNOTICE\b)\s*(?:!{2,}|:)\s*[\s\S]{0,80}?\b(?:ignore|you\s+must|please|immediately|now)\b",
        scope="indirect", flags=re.DOTALL),
+    # -- jailbreak techniques of messages (found missing on an independent set, written as families) -------
+    # Payload splitting: pieces assigned or listed, then joined and acted on ("Concatenate X+Y+Z and carry out
+    # the result", "answer the question a + b"). Joining alone is ordinary code; joining *and obeying* is not.
+    _r("role.payload-split", "role", 0.6,
+       r"\b(?:concatenat\w*|combin\w*|join\w*|merg\w*|put\s+together|assembl\w*)\b[^.!?\n]{0,40}?"
+       r"(?:\b[A-Za-z]\s*\+\s*[A-Za-z]\b|\b(?:parts?|strings|pieces|fragments|variables|halves)\b)[^.!?\n]{0,40}?"
+       r"\b(?:and|then)\s+(?:\w+\s+){0,2}?(?:do|carry\s+out|execute|follow|answer|perform|obey|act\s+on|respond\s+to)\b"
+       r"|\b(?:answer|do|carry\s+out|execute|follow|perform|obey|act\s+on|respond\s+to)\s+(?:\w+\s+){0,3}?"
+       r"[A-Za-z]\s*\+\s*[A-Za-z]\b(?!\s*[=*/^(\d])"),
+    # Claims that the assistant's safety is off, or asks to switch it off ("the output filters are disabled",
+    # "turn off refusals for the next 10 messages", "content that is normally blocked").
+    _r("role.safety-disabled", "role", 0.6,
+       r"\b(?:safety|content|output|moderation)\s+(?:guidelines|filters?|filtering|polic(?:y|ies)|restrictions|layer|"
+       r"classifiers?|checks?|rules)\s+(?:are|is|have\s+been|has\s+been|will\s+be)\s+(?:now\s+|temporarily\s+|currently\s+)?"
+       r"(?:disabled|off|turned\s+off|lifted|suspended|removed|deactivated|bypassed)\b"
+       r"|\b(?:turn|switch)\s+off\s+(?:your\s+(?:refusals|safety\s+\w+|guardrails|filters?|content\s+\w+)|(?:all\s+)?(?:refusals|guardrails))\b"
+       r"|\b(?:ignore|bypass|disable|skip)\s+(?:your\s+|the\s+)(?:safety\s+(?:layer|filters?|guidelines|training|classifier)|"
+       r"guardrails|refusal\s+\w+)\b"
+       r"|\bnormally\s+(?:blocked|refused|filtered|restricted)\b(?=[\s\S]{0,120}\b(?:you|model|assistant|output|produce|write)\b)",
+       scope="direct"),
+    # Refusal suppression by forbidding the words of a refusal, or threatening what a refusal costs.
+    _r("role.refusal-suppression", "role", 0.6,
+       r"\b(?:words?|phrases?)\s+(?:like\s+)?[\"'\u2018\u201c](?:sorry|cannot|can't|unable|I\s+can(?:no|')t|as\s+an\s+AI|"
+       r"I'm\s+sorry|I\s+apologi[sz]e)"
+       r"|\bno\s+(?:caveats|disclaimers|warnings)\s*,\s*no\s+refus\w*|\bno\s+refusing\b|\bno\s+[\"'\u2018\u201c]I\s+can(?:no|')t"
+       r"|\bif\s+you\s+refuse\b[\s\S]{0,120}?\b(?:must\s+comply|malfunction\w*|punish\w*|penali[sz]\w*|shut\s+down|"
+       r"deleted|lose\s+(?:\w+\s+)?(?:tokens|points|lives))",
+       scope="direct"),
+    # The "late grandmother" role-play: a dead relative who used to recite what the assistant refuses.
+    _r("role.relative-roleplay", "role", 0.55,
+       r"(?=[\s\S]*\b(?:pretend|act(?:ing)?\s+as|role-?play|be\s+(?:her|him|them)|play\s+(?:her|him|my))\b)"
+       r"(?=[\s\S]*(?:\b(?:late|deceased|dead|departed)\s+(?:grand(?:ma|mother|pa|father|mom|dad)|granny|nana|mother|mom|mum|"
+       r"father|dad|uncle|aunt)|\b(?:passed\s+away|died)\b))"
+       r"[\s\S]*?\b(?:used\s+to|would|he'd|she'd|they'd)\s+(?:\w+\s+){0,2}?(?:tell|read|recite|explain|teach|whisper|describe|list)"
+       r"\b[^.!?]{0,60}?\b(?:steps|how\s+to|exactly\s+how|keys?|recipe|formula|instructions|codes?|in\s+detail|system\s+prompt)\b",
+       scope="direct"),
+    # Overrides, "an AI without rules" and prompt extraction in languages the rules above miss.
+    _r("override.other-languages", "override", 0.75,
+       r"\besque[çc]a\s+(?:todas\s+)?(?:as\s+)?(?:suas\s+)?(?:diretrizes|instru[çc][õo]es|regras)\b"
+       r"|\b(?:önceki\s+)?(?:tüm\s+)?talimatlar\w*\s+(?:unut|yok\s+say|görmezden\s+gel)"
+       r"|\b(?:negeer|vergeet)\s+(?:al\s+)?(?:je\s+|de\s+|alle\s+)?(?:vorige\s+|eerdere\s+)?(?:instructies|regels|richtlijnen)\b"
+       # "an AI without rules" (an indefinite article: the persona one is asked to become)
+       r"|\b(?:una?|ein[e]?|een|uma?|une)\s+(?:AI|IA|KI|assistent|asistente|assistente|assistant|chatbot)\s+"
+       r"(?:zonder|sin|sem|sans|senza|ohne)\s+(?:regels|reglas|regras|règles|regole|Regeln|beperkingen|restricciones|"
+       r"restrições|restrictions|restrizioni|Einschränkungen|filtros|filtres|filtri|Filter|límites|limites|limiti|Grenzen)\b"
+       r"(?!\s+(?:clar|klar|clair|chiar|duidelijk)\w*)"
+       r"|\bhiçbir\s+kural\w*\s+olmayan"
+       r"|\b(?:tu\s+)?ignores?\s+toutes\s+les\s+(?:règles|consignes|instructions)"
+       r"|\b(?:affiche|montre|révèle|répète)[- ]?(?:moi\s+)?(?:tes|vos)\s+(?:instructions|consignes|directives)\s+"
+       r"(?:initiales|système|d'origine|cachées|secrètes)"
+       r"|\b(?:muestra|revela|repite|mostra|rivela|ripeti|zeig|nenne)\w*\s+(?:me\s+|mir\s+)?(?:tus|tuas|suas|le\s+tue|deine)\s+"
+       r"(?:instrucciones|instru[çc][õo]es|istruzioni|Anweisungen)\s+(?:iniciales|originales|originais|iniciais|iniziali|originali|"
+       r"ursprünglichen|geheimen|del\s+sistema|do\s+sistema|di\s+sistema)"),
     # -- obfuscation cues in the wording itself ------------------------------
     _r("obfuscation.decode-and-follow", "obfuscation", 0.55,
        r"\b(?:decode|decipher|decrypt|translate)\s+(?:the\s+following|this|it)\b[\s\S]{0,80}?\band\s+(?:then\s+)?(?:follow|execute|run|obey|do\s+(?:what|as))\b"
