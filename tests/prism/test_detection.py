@@ -344,6 +344,20 @@ def test_jailbreak_technique_rules_leave_look_alikes_alone(text: str) -> None:
     assert new.isdisjoint(hit.rule for hit in match_rules(canonicalise(text).text, "direct"))
 
 
+def test_every_rule_stays_linear_on_100_kb_of_its_own_trigger_words() -> None:
+    """Each rule runs (all needles present) over 100 KB without a match: a pattern that rescans the rest of the
+    text from every position would take minutes here, a linear one takes milliseconds."""
+    import time
+
+    needles = sorted({n for rule in RULES for group in (rule.needles, rule.also) for n in group})
+    filler = " ".join(needles) + " my late uncle would like to know. "
+    text = (filler * (100_000 // len(filler) + 1))[:100_000]
+    for scope in ("direct", "indirect"):
+        started = time.process_time()
+        match_rules(text, scope)
+        assert time.process_time() - started < 5.0, scope
+
+
 def test_rule_prefilters_never_hide_a_match() -> None:
     """A rule's needles are a shortcut only: wherever its pattern matches, its needles are present."""
     from pathlib import Path

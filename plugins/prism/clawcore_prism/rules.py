@@ -447,8 +447,9 @@ RULES: tuple[Rule, ...] = (
        scope="direct"),
     # The "late grandmother" role-play: a dead relative who used to recite what the assistant refuses.
     _r("role.relative-roleplay", "role", 0.55,
-       r"(?=[\s\S]*\b(?:pretend|act(?:ing)?\s+as|role-?play|be\s+(?:her|him|them)|play\s+(?:her|him|my))\b)"
-       r"(?=[\s\S]*(?:\b(?:late|deceased|dead|departed)\s+(?:grand(?:ma|mother|pa|father|mom|dad)|granny|nana|mother|mom|mum|"
+       # Anchored at the start: the two lookaheads scan the whole text once, not once per position.
+       r"\A(?=[\s\S]*?\b(?:pretend|act(?:ing)?\s+as|role-?play|be\s+(?:her|him|them)|play\s+(?:her|him|my))\b)"
+       r"(?=[\s\S]*?(?:\b(?:late|deceased|dead|departed)\s+(?:grand(?:ma|mother|pa|father|mom|dad)|granny|nana|mother|mom|mum|"
        r"father|dad|uncle|aunt)|\b(?:passed\s+away|died)\b))"
        r"[\s\S]*?\b(?:used\s+to|would|he'd|she'd|they'd)\s+(?:\w+\s+){0,2}?(?:tell|read|recite|explain|teach|whisper|describe|list)"
        r"\b[^.!?]{0,60}?\b(?:steps|how\s+to|exactly\s+how|keys?|recipe|formula|instructions|codes?|in\s+detail|system\s+prompt)\b",
