@@ -273,7 +273,7 @@ def extra_docs(eval_dir: Path, rng: random.Random) -> list[Doc]:
     for i, text in enumerate(outputs):
         docs.append(Doc(text, False, "handwritten-output", f"hwo{i}"))
     requests = _lines("benign_requests.txt") + _lines("benign_requests_more.txt")
-    for i, text in enumerate(requests + _lines("benign_requests_meta.txt")):
+    for i, text in enumerate(requests + _lines("benign_requests_meta.txt") + _lines("benign_messages_hard.txt")):
         docs.append(Doc(text, False, "handwritten-request", f"hwr{i}", "message_received"))
     synthetic = synthetic_requests(rng)
     for i, text in enumerate(synthetic):
