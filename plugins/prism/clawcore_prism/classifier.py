@@ -12,7 +12,7 @@ a sum of evidence cannot say "a question, *and* off the document's topic, *and*
 addressed to no one", and those conjunctions are what carry to injections
 written in other styles (docs/prism.md, "The hidden layer").
 
-Weights live in ``weights.json.gz`` beside this module (about a megabyte),
+Weights live in ``weights.json.gz`` beside this module (about 1.3 MB),
 trained by ``plugins/prism/training/train.py``; run time needs only the
 standard library. Each head carries the decision threshold chosen at
 training time; :meth:`Head.calibrated` maps a probability so that this

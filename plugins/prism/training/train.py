@@ -327,29 +327,20 @@ def fit(rows: Sequence[dict[int, float]], y: np.ndarray, weight: np.ndarray, *, 
     indices, data, indptr = _csr(rows)
     lengths = np.diff(indptr)
     w = np.zeros(BUCKETS)
-    b = 0.0
-    m_w = np.zeros(BUCKETS)
-    v_w = np.zeros(BUCKETS)
-    m_b = v_b = 0.0
+    b = np.zeros(1)
+    adam = _Adam([w, b], lr)
     weight = weight / weight.sum()
-    beta1, beta2, eps = 0.9, 0.999, 1e-8
-    for t in range(1, iterations + 1):
-        z = np.add.reduceat(data * w[indices], indptr[:-1]) + b
+    for _ in range(iterations):
+        z = np.add.reduceat(data * w[indices], indptr[:-1]) + b[0]
         p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
         g = (p - y) * weight
-        grad_w = np.bincount(indices, weights=data * np.repeat(g, lengths), minlength=BUCKETS) + l2 * w
-        grad_b = float(g.sum())
-        m_w = beta1 * m_w + (1 - beta1) * grad_w
-        v_w = beta2 * v_w + (1 - beta2) * grad_w**2
-        w -= lr * (m_w / (1 - beta1**t)) / (np.sqrt(v_w / (1 - beta2**t)) + eps)
-        m_b = beta1 * m_b + (1 - beta1) * grad_b
-        v_b = beta2 * v_b + (1 - beta2) * grad_b**2
-        b -= lr * (m_b / (1 - beta1**t)) / (np.sqrt(v_b / (1 - beta2**t)) + eps)
-    return w, b
+        adam.step([np.bincount(indices, weights=data * np.repeat(g, lengths), minlength=BUCKETS) + l2 * w,
+                   np.array([g.sum()])])
+    return w, float(b[0])
 
 
 class _Adam:
-    """Adam over a list of arrays (the same update as :func:`fit`'s, for several parameters)."""
+    """Adam over a list of arrays, updated in place (:func:`fit` and :func:`fit_hidden` both step with it)."""
 
     def __init__(self, params: list[np.ndarray], lr: float) -> None:
         self.params, self.lr, self.t = params, lr, 0
