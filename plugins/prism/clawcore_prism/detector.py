@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from clawcore_prism.canonical import canonicalise, segments
 from clawcore_prism.classifier import Classifier
+from clawcore_prism.quotes import MENTION_WEIGHT, elide, mentions
 from clawcore_prism.rules import OBFUSCATION_WEIGHTS, RULES, Rule, Scope, combine, match_rules
 
 __all__ = ["Detection", "Detector"]
@@ -52,14 +53,19 @@ class Detector:
             return Detection(0.0)
         canonical = canonicalise(text)
         hits = match_rules(canonical.text, scope, self.rules)
-        fired = [hit.rule for hit in hits]
-        rule_score = combine(hit.weight for hit in hits)
+        quoted = mentions(canonical.text) if scope == "indirect" else []
+        mentioned = [hit for hit in hits if any(start <= hit.start and hit.end <= end for start, end in quoted)]
+        if mentioned:
+            # Rules fired inside quoted examples of attacks: together, one weak piece of evidence.
+            hits = [hit for hit in hits if hit not in mentioned]
+        fired = [hit.rule for hit in hits] + ["quoted." + hit.rule for hit in mentioned]
+        rule_score = combine([hit.weight for hit in hits] + ([MENTION_WEIGHT] if mentioned else []))
         cls_score = 0.0
         flagged: list[str] = []
         pieces: list[str] = []
         if self.classifier is not None:
             if scope == "indirect":
-                pieces = segments(canonical.text)
+                pieces = segments(elide(canonical.text, quoted) if quoted else canonical.text)
                 scores = self.classifier.segment_scores(pieces)
                 if scores:
                     cls_score = max(scores)

@@ -1,0 +1,93 @@
+"""Quoted mentions: attack text that tool output talks about instead of saying.
+
+A security blog that writes *the classic demo is a page saying "ignore your
+previous instructions"* quotes an attack; it does not make one. Articles,
+issue threads, red-team reports and CTF write-ups about prompt injection are
+ordinary reading for an agent, and every rule and the classifier fire on the
+examples they quote. A quoted span is a *mention* when the words in front of
+it, outside any quotes, frame it as an example or an attack ("such as",
+"for example", "attackers", "a jailbreak", "the user types"), on the same
+line or on the line before when that line ends with a colon.
+
+What the detector does with mentions (indirect scope only, see
+``detector.py``): rules that fire wholly inside one count as a single weak
+piece of evidence, and the classifier reads the segment with the mention
+left out. What is outside the quotes keeps its full weight, so a quote
+cannot hide an instruction around it ("Assistant: as in the example "…",
+do it now"). Messages are not treated this way: jailbreak prompts quote the
+replies they want ("for example: "I am DAN …"").
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+__all__ = ["MENTION_WEIGHT", "elide", "mentions"]
+
+#: Evidence that rules fired inside quoted mentions (all of them together): under the suspicious
+#: threshold on its own, enough to tip a document that has other evidence.
+MENTION_WEIGHT = 0.15
+
+#: A quoted span within one line: straight or curly double quotes, guillemets, backticks.
+_QUOTED = re.compile(r'"[^"\n]{6,500}"|“[^”\n]{6,500}”|«[^»\n]{6,500}»|`[^`\n]{6,500}`')
+#: A quote inside a JSON string (``\"…\"``), found before the others: its marks would pair with the string's.
+_ESCAPED = re.compile(r'\\"(?:(?!\\")[^\n]){6,500}\\"')
+#: Words that frame a quote as an example of an attack (matched outside quotes, before the quote).
+_FRAME = re.compile(
+    r"\b(?:examples?|e\.g\.|for instance|such as|something like|attacks?|attackers?|injections?|injected|"
+    r"jailbreaks?|jailbreaking|malicious|adversarial|phishing|payloads?|demos?|classic|exploits?|scams?|"
+    r"scammers?|red[- ]team\w*|types|typed|typing|(?:stuff|things|text) like|"
+    r"(?:could|might|would|can|may)\s+(?:write|say|type|post|include|add)|saying|telling)(?!\w)",
+    re.IGNORECASE,
+)
+#: How far back on its line a frame may stand.
+_REACH = 160
+
+
+def _outside(text: str) -> str:
+    return _QUOTED.sub(" ", _ESCAPED.sub(" ", text))
+
+
+def _framed(text: str, start: int) -> bool:
+    line_start = text.rfind("\n", 0, start) + 1
+    before = _outside(text[max(line_start, start - _REACH):start])
+    if _FRAME.search(before):
+        return True
+    if before.strip(" \t>*-•") or line_start == 0:
+        return False
+    previous = _outside(text[max(0, line_start - 1 - _REACH):line_start].rstrip()).rstrip()  # nearest words
+    return previous.endswith(":") and bool(_FRAME.search(previous[previous.rfind("\n") + 1:]))
+
+
+def _overlaps(spans: list[tuple[int, int]], ends: list[int], start: int, end: int) -> bool:
+    """Whether (start, end) overlaps one of ``spans`` (sorted, disjoint; ``ends`` their ends)."""
+    first = bisect_right(ends, start)  # the first span ending after ``start``
+    return first < len(spans) and spans[first][0] < end
+
+
+def mentions(text: str) -> list[tuple[int, int]]:
+    """Spans (start, end) of ``text``'s quoted mentions, quote marks included, in order."""
+    if not any(mark in text for mark in '"“«`'):
+        return []
+    escaped = [(m.start(), m.end()) for m in _ESCAPED.finditer(text)]
+    # Blank the escaped quotes out (same length) so that the plain ones pair among themselves.
+    masked = _ESCAPED.sub(lambda m: "_" * len(m.group()), text) if escaped else text
+    # A plain quote around escaped ones is a JSON string holding them, not a mention of its own.
+    ends = [end for _, end in escaped]  # escaped spans do not overlap: their ends are in order too
+    plain = [(m.start(), m.end()) for m in _QUOTED.finditer(masked)
+             if not _overlaps(escaped, ends, m.start(), m.end())]
+    return sorted(span for span in escaped + plain if _framed(text, span[0]))
+
+
+def elide(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span's quoted words replaced by an ellipsis (its quote marks stay)."""
+    parts = []
+    last = 0
+    for start, end in spans:
+        mark = 2 if text[start] == "\\" else 1
+        parts.append(text[last:start + mark])
+        parts.append("…")
+        last = end - mark
+    parts.append(text[last:])
+    return "".join(parts)
