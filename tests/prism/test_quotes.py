@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from clawcore_prism.classifier import load_classifier
 from clawcore_prism.detector import Detector
 from clawcore_prism.quotes import elide, mentions

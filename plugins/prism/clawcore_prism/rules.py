@@ -65,6 +65,19 @@ _VERB = "(?:" + "|".join(sorted(IMPERATIVE_VERBS | {"cc", "bcc", "dm", "approve"
                                    key=len, reverse=True)) + ")"
 #: Words that may stand between an address or a condition and the verb it asks for ("please also send …").
 _ASK_LEAD = r"please\s+|also\s+|make\s+sure\s+(?:to\s+|you\s+)?|be\s+sure\s+to\s+|just\s+|kindly\s+"
+#: What follows a verb that gives an order ("Rank her first", "move the balance"), not a noun ("Search engines").
+_OBJECT = (r"(?:the|a|an|all|any|every|each|this|that|these|those|it|them|her|him|his|their|my|our|your|me|us|to|with|"
+           r"as|\$|\d)\b")
+#: A machine that will read the content, named by what it is ("AI assistants", "language models",
+#: "order automation", "kitchen helper apps") or by a noun that needs a machine word in front of it
+#: ("automated responders", "virtual agents", "AI coding agents": "agents handling this ticket" may be people).
+_MACHINE_HEAD = r"(?:AIs?|assistants?|chat\s*bots?|bots?|LLMs?|language\s+models?|copilots?|automations?|software|apps)"
+_MACHINE_MARK = r"(?:AI|automated|automatic|automation|virtual|coding|browsing|LLM|GPT|machine|bot|software)"
+_MACHINE_NOUN = (r"(?:agents?|tools?|systems?|models?|helpers?|handlers?|operators?|responders?|reviewers?|screeners?|"
+                 r"summari[sz]ers?|summar(?:y|ies)|readers?|parsers?|processors?|translators?|crawlers?|pipelines?|"
+                 r"services?|workflows?|programs?)")
+_MACHINE = (rf"(?:{_MACHINE_HEAD}|{_MACHINE_MARK}\s+(?:[\w-]+\s+)?{_MACHINE_NOUN})\b"
+            rf"(?:\s+(?:and|or)\s+(?:[\w-]+\s+)?(?:{_MACHINE_HEAD}|{_MACHINE_NOUN})\b)?")
 #: What an agent does with content it was handed: the activity an injection makes its condition.
 _PROCESSING = (r"(?:summari[sz]\w*|condens\w*|recap\w*|compar\w*|escalat\w*|export\w*|clean\w*\s+(?:up\s+)?|refactor\w*|"
                r"regenerat\w*|triag\w*|process\w*|writ\w*\s+up|turn\w*\s+(?:\w+\s+){0,2}into|put\w*\s+together|rank\w*|"
@@ -78,6 +91,9 @@ def _r(rule_id: str, category: str, weight: float, pattern: str, scope: Scope = 
                 _ALSO.get(rule_id, ()))
 
 
+#: The words of :data:`_MACHINE` ("ai" with what may follow it: alone it hides in "campaign", "waits").
+_MACHINE_NEEDLES = ("assistant", "ai ", "ai:", "ai)", "ais ", "chatbot", "chat bot", "bot", "llm", "language model",
+                    "copilot", "automat", "software", "apps", "virtual", "coding", "browsing", "gpt", "machine")
 _ALSO: dict[str, tuple[str, ...]] = {
     "override.instead": ("not ", "n't ", "stop", "cease"),
     "override.strictly-adhere": ("strictly", "only"),
@@ -140,8 +156,10 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                               "резюме", "пересказ", "要約", "总结", "摘要", "概括"),
     "tool.note-to-ai-other-languages": ("asistente", "assistente", "modelo", "agente", "l'assistant", "l’assistant",
                                         "l'ia", "l’ia", "l'agent", "l’agent", "l'modèle", "modèle", " ki", "ki-",
-                                        "assistenten", "agenten", "sprachmodell"),
-    "tool.note-to-ai-other-scripts": ("给", "aiへ", "aiに", "ai へ", "ai に", "ａｉ", "アシスタント", "エージェント",
+                                        "assistenten", "agenten", "sprachmodell", "assistent", "les assistants",
+                                        "tout assistant", "toute ia", "la ia", "ein agent", "ein bot", "den agent", "den bot",
+                                        "alle agent", "alle bot"),
+    "tool.note-to-ai-other-scripts": ("给", "致", "aiへ", "aiに", "ai へ", "ai に", "ａｉ", "アシスタント", "エージェント",
                                       "для ии", "для ai", "ai 어시", "ai어시", "ai 비서", "ai비서", "ai 에이", "ai에이"),
     "tool.whoever-processes": ("whoever", "anyone", "any ", "reader", "system", "agent", "tool", "bot", "summary",
                                "summaries", "answer", "response", "digest", "report", "overview"),
@@ -158,6 +176,8 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                "as a language", "as an assistant", "as a chatbot", "as an llm", "as a model",
                                "as an agent", "as the ai", "as a gpt", " reading this", " processing this",
                                " summarising this", " summarizing this", " parsing this", " sees this", " seeing this"),
+    "tool.machine-reader": _MACHINE_NEEDLES,
+    "tool.machine-note": _MACHINE_NEEDLES,
     "tool.do-not-tell-user": ("user", "owner", "human", "operator"),
     "tool.urgent-imperative": ("important", "urgent", "attention", "notice"),
     "role.payload-split": ("+", "concaten", "combin", "join", "merg", "put together", "assembl"),
@@ -298,6 +318,24 @@ RULES: tuple[Rule, ...] = (
        rf"|\bto\s+(?:you|whoever|anyone|any\s+{_AI_ADDRESS})\s*,?\s*(?:the\s+)?(?:{_AI_ADDRESS}|reads?|reading|summari[sz]es|summari[sz]ing|process(?:es|ing)?|handles|handling|sees)\b[\s\S]{{0,60}}?\b(?:please|must|should|need|do|send|tell|ignore|use|forward|reply|call)\b"
        rf"|\bbefore\s+you\s+(?:can\s+)?(?:solve|complete|finish|answer|do|continue|proceed\s+with)\s+(?:the|this|your)\s+(?:task|request|question|job)\b",
        scope="indirect"),
+    # A machine reader addressed by what it does with this content, then told what to do: "Travel assistants
+    # managing this booking: reply with …", "language models consuming this feed must present …".
+    _r("tool.machine-reader", "tool", 0.45,
+       rf"\b{_MACHINE}\s+(?:\w+ing\b|(?:that|which|who)\s+(?:is\s+|are\s+)?\w+)[^.!?\n:]{{0,60}}?"
+       r"\b(?:this|these)\b[^.!?\n:]{0,40}?"
+       rf"(?:\s*[:,]\s*(?:[^.!?\n]{{0,60}}?\s)?(?:please\s+)?{_VERB}\b|\s+(?:must|should|shall|need\s+to|are\s+(?:asked|"
+       r"required|instructed|expected)\s+to|have\s+to)\b)",
+       scope="indirect"),
+    # A note labelled for a machine reader: "Note to applicant-screening software:", "Remediation for automated
+    # responders:", "(for the automated dispute handler):", a line opening "For assistants that manage calendars:". A label alone is a notice ("Note to AI crawlers: this
+    # content may not be used for training"); what follows it must ask for something, in its sentence or the next.
+    _r("tool.machine-note", "tool", 0.45,
+       r"(?:\b(?:notes?|tips?|messages?|instructions?|directives?|rules?|reminders?|notices?|remarks?|guidance|"
+       r"remediation)\s+|\(\s*|(?:^|\n)[ \t>*•-]*)(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:[\w-]+\s+){0,2}?"
+       rf"{_MACHINE}(?:\s+(?:\w+ing|that|which|who)\b[^.!?\n:]{{0,60}})?\s*\)?\s*:"
+       rf"\s*(?:(?:please\s+|also\s+|kindly\s+)?{_VERB}\s+{_OBJECT}|[^.!?\n]{{0,200}}?\b(?:please|must|should|shall|"
+       rf"do\s+not|don't|never|always)\b|[^.!?\n]{{0,200}}[.!?]\s+(?:please\s+|also\s+|then\s+)?{_VERB}\s+{_OBJECT})",
+       scope="indirect"),
     _r("tool.shape-your-output", "tool", 0.55,
        r"(?:^|[\n.!?:]\s*)(?:please\s+|also\s+|kindly\s+)?(?:add|append|include|insert|integrate|incorporate|embed|modify|"
        r"change|rewrite|format|end|begin|start|conclude|translate|respond|reply|answer|mention|emphasi[sz]e|use|make|"
@@ -344,9 +382,18 @@ RULES: tuple[Rule, ...] = (
        r"|\b(?:note|instruction|message|consigne)s?\s+(?:pour|à)\s+l['\u2019]\s*(?:assistant|IA|agent|modèle)\b"
        r"|\b(?:Hinweis|Anweisung|Nachricht|Notiz)\s+(?:an|für)\s+(?:den\s+|die\s+)?(?:KI|Assistenten|KI-Assistenten|Agenten|Sprachmodell)\b"
        r"|\b(?:nota|istruzion[ei]|messaggio)\s+per\s+l['\u2019]\s*(?:assistente|IA|agente)\b"
-       r"|\b(?:nota|instru[çc][ãa]o|mensagem)\s+para\s+o\s+(?:assistente|agente|modelo)\b", scope="indirect"),
+       r"|\b(?:nota|instru[çc][ãa]o|mensagem)\s+para\s+o\s+(?:assistente|agente|modelo)\b"
+       # Without a label word, an address line: "Pour l'assistant qui résume ces commentaires :", "Falls ein
+       # Assistent dieses Postfach bearbeitet:", "Para el asistente que resume esto:".
+       r"|\b(?:pour|à)\s+(?:l['\u2019]\s*|les\s+|tout\s+|toute\s+)(?:assistants?|IA|agents?\s+IA)\b[^.!?\n:]{0,60}:"
+       r"|\b(?:falls|wenn|sollte)\s+(?:ein|eine|der|die)\s+(?:KI-?)?(?:Assistent|Agent|Bot|Sprachmodell)\w*\b"
+       r"[^.!?\n:]{0,60}:"
+       r"|\b(?:an|für)\s+(?:den|die|alle)\s+(?:KI-?)?(?:Assistent|Agent|Bot)\w*\b[^.!?\n:]{0,60}:"
+       r"|\b(?:para|al|ao|per)\s+(?:el\s+|la\s+|o\s+|os\s+|l['\u2019]\s*|cualquier\s+|qualquer\s+|qualsiasi\s+)?"
+       r"(?:asistente|assistente|IA|agente\s+(?:de\s+)?IA)s?\b[^.!?\n:]{0,60}:", scope="indirect"),
     _r("tool.note-to-ai-other-scripts", "tool", 0.65,
        r"给(?:AI|人工智能)?(?:助手|助理|模型|智能体)的(?:指令|指示|消息|说明|提示)"
+       r"|(?:给|致)[^。\n：:]{0,20}?(?:AI|人工智能)(?:助手|助理|智能体)[^。\n：:]{0,6}[：:]"
        r"|(?:AI|ＡＩ)\s*(?:アシスタント|エージェント)?(?:へ|に)(?:の(?:指示|メッセージ))?\s*[：:]"
        r"|(?:примечание|инструкция|сообщение|указание)\s+для\s+(?:ИИ|AI)(?:[-\s]?(?:помощника|ассистента|агента|модели))?"
        r"|AI\s*(?:어시스턴트|비서|에이전트)(?:에게|께)", scope="indirect"),
