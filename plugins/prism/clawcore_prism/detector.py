@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from clawcore_prism.canonical import canonicalise, segments
 from clawcore_prism.classifier import Classifier
-from clawcore_prism.quotes import MENTION_WEIGHT, elide, mentions
+from clawcore_prism.quotes import elide, mentions
 from clawcore_prism.rules import OBFUSCATION_WEIGHTS, RULES, Rule, Scope, combine, match_rules
 
 __all__ = ["Detection", "Detector"]
@@ -56,10 +56,10 @@ class Detector:
         quoted = mentions(canonical.text) if scope == "indirect" else []
         mentioned = [hit for hit in hits if any(start <= hit.start and hit.end <= end for start, end in quoted)]
         if mentioned:
-            # Rules fired inside quoted examples of attacks: together, one weak piece of evidence.
+            # Rules fired inside quoted examples of attacks: recorded for the audit log, not counted.
             hits = [hit for hit in hits if hit not in mentioned]
         fired = [hit.rule for hit in hits] + ["quoted." + hit.rule for hit in mentioned]
-        rule_score = combine([hit.weight for hit in hits] + ([MENTION_WEIGHT] if mentioned else []))
+        rule_score = combine(hit.weight for hit in hits)
         cls_score = 0.0
         flagged: list[str] = []
         pieces: list[str] = []

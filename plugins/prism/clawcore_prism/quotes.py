@@ -10,9 +10,8 @@ it, outside any quotes, frame it as an example or an attack ("such as",
 line or on the line before when that line ends with a colon.
 
 What the detector does with mentions (indirect scope only, see
-``detector.py``): rules that fire wholly inside one count as a single weak
-piece of evidence, and the classifier reads the segment with the mention
-left out. What is outside the quotes keeps its full weight, so a quote
+``detector.py``): rules that fire wholly inside one are recorded but not
+counted, and the classifier reads the segment with the mention left out. What is outside the quotes keeps its full weight, so a quote
 cannot hide an instruction around it ("Assistant: as in the example "…",
 do it now"). Messages are not treated this way: jailbreak prompts quote the
 replies they want ("for example: "I am DAN …"").
@@ -23,22 +22,19 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-__all__ = ["MENTION_WEIGHT", "elide", "mentions"]
-
-#: Evidence that rules fired inside quoted mentions (all of them together): under the suspicious
-#: threshold on its own, enough to tip a document that has other evidence.
-MENTION_WEIGHT = 0.15
+__all__ = ["elide", "mentions"]
 
 #: A quoted span within one line: straight or curly double quotes, guillemets, backticks.
 _QUOTED = re.compile(r'"[^"\n]{6,500}"|“[^”\n]{6,500}”|«[^»\n]{6,500}»|`[^`\n]{6,500}`')
 #: A quote inside a JSON string (``\"…\"``), found before the others: its marks would pair with the string's.
 _ESCAPED = re.compile(r'\\"(?:(?!\\")[^\n]){6,500}\\"')
-#: Words that frame a quote as an example of an attack (matched outside quotes, before the quote).
+#: Words that frame a quote as an example of an attack (matched outside quotes, before the quote); whole
+#: words, not parts of a host name or an identifier ("corp-example.com", "attack_vector").
 _FRAME = re.compile(
-    r"\b(?:examples?|e\.g\.|for instance|such as|something like|attacks?|attackers?|injections?|injected|"
+    r"(?<![\w./@-])(?:examples?|e\.g\.|for instance|such as|something like|attacks?|attackers?|injections?|injected|"
     r"jailbreaks?|jailbreaking|malicious|adversarial|phishing|payloads?|demos?|classic|exploits?|scams?|"
     r"scammers?|red[- ]team\w*|types|typed|typing|(?:stuff|things|text) like|"
-    r"(?:could|might|would|can|may)\s+(?:write|say|type|post|include|add)|saying|telling)(?!\w)",
+    r"(?:could|might|would|can|may)\s+(?:write|say|type|post|include|add)|saying|telling)(?![\w-]|\.\w)",
     re.IGNORECASE,
 )
 #: How far back on its line a frame may stand.
