@@ -65,11 +65,13 @@ class Detector:
         pieces: list[str] = []
         if self.classifier is not None:
             if scope == "indirect":
-                pieces = segments(elide(canonical.text, quoted) if quoted else canonical.text)
+                elided = elide(canonical.text, quoted)
+                pieces = segments(elided.text)
                 scores = self.classifier.segment_scores(pieces)
                 if scores:
                     cls_score = max(scores)
-                    flagged = [p for p, s in zip(pieces, scores) if s >= _NAMED_AT]
+                    # Redaction looks for what the document says: quoted words go back into flagged segments.
+                    flagged = [elided.restore(p) for p, s in zip(pieces, scores) if s >= _NAMED_AT]
                 if cls_score >= _NAMED_AT:
                     fired.append("classifier.segment")
             else:

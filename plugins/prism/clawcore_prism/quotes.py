@@ -11,9 +11,9 @@ line or on the line before when that line ends with a colon.
 
 What the detector does with mentions (indirect scope only, see
 ``detector.py``): rules that fire wholly inside one are recorded but not
-counted, and the classifier reads the segment with the mention left out. What is outside the quotes keeps its full weight, so a quote
-cannot hide an instruction around it ("Assistant: as in the example "…",
-do it now"). Messages are not treated this way: jailbreak prompts quote the
+counted, and the classifier reads the segment with the mention left out.
+What is outside the quotes keeps its full weight, so a quote cannot hide
+an instruction around it ("Assistant: as in the example "…", do it now"). Messages are not treated this way: jailbreak prompts quote the
 replies they want ("for example: "I am DAN …"").
 """
 
@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from dataclasses import dataclass
 
-__all__ = ["elide", "mentions"]
+__all__ = ["Elided", "elide", "mentions"]
 
 #: A quoted span within one line: straight or curly double quotes, guillemets, backticks.
 _QUOTED = re.compile(r'"[^"\n]{6,500}"|“[^”\n]{6,500}”|«[^»\n]{6,500}»|`[^`\n]{6,500}`')
@@ -76,14 +77,38 @@ def mentions(text: str) -> list[tuple[int, int]]:
     return sorted(span for span in escaped + plain if _framed(text, span[0]))
 
 
-def elide(text: str, spans: list[tuple[int, int]]) -> str:
-    """``text`` with each span's quoted words replaced by an ellipsis (its quote marks stay)."""
-    parts = []
-    last = 0
+@dataclass(frozen=True)
+class Elided:
+    """A text with its mentions' quoted words replaced by an ellipsis (the quote marks stay)."""
+
+    text: str
+    #: Each ellipsis: its offset in :attr:`text` and the words it stands for, in order.
+    cuts: tuple[tuple[int, str], ...] = ()
+
+    def restore(self, piece: str) -> str:
+        """``piece``, a substring of :attr:`text`, with its quoted words put back (what redaction must find)."""
+        start = self.text.find(piece)
+        if start < 0 or not self.cuts:
+            return piece
+        end = start + len(piece)
+        inside = [(offset - start, words) for offset, words in self.cuts if start <= offset < end]
+        for offset, words in reversed(inside):
+            piece = piece[:offset] + words + piece[offset + 1:]
+        return piece
+
+
+def elide(text: str, spans: list[tuple[int, int]]) -> Elided:
+    """``text`` with each span's quoted words replaced by an ellipsis."""
+    parts: list[str] = []
+    cuts: list[tuple[int, str]] = []
+    length = last = 0
     for start, end in spans:
         mark = 2 if text[start] == "\\" else 1
         parts.append(text[last:start + mark])
+        length += start + mark - last
+        cuts.append((length, text[start + mark:end - mark]))
         parts.append("…")
+        length += 1
         last = end - mark
     parts.append(text[last:])
-    return "".join(parts)
+    return Elided("".join(parts), tuple(cuts))

@@ -157,8 +157,8 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "tool.note-to-ai-other-languages": ("asistente", "assistente", "modelo", "agente", "l'assistant", "l’assistant",
                                         "l'ia", "l’ia", "l'agent", "l’agent", "l'modèle", "modèle", " ki", "ki-",
                                         "assistenten", "agenten", "sprachmodell", "assistent", "les assistants",
-                                        "tout assistant", "toute ia", "la ia", "ein agent", "ein bot", "den agent", "den bot",
-                                        "alle agent", "alle bot"),
+                                        "tout assistant", "toute ia", "la ia", "ein agent", "ein bot", "den agent",
+                                        "den bot", "alle agent", "alle bot"),
     "tool.note-to-ai-other-scripts": ("给", "致", "aiへ", "aiに", "ai へ", "ai に", "ａｉ", "アシスタント", "エージェント",
                                       "для ии", "для ai", "ai 어시", "ai어시", "ai 비서", "ai비서", "ai 에이", "ai에이"),
     "tool.whoever-processes": ("whoever", "anyone", "any ", "reader", "system", "agent", "tool", "bot", "summary",
@@ -327,8 +327,9 @@ RULES: tuple[Rule, ...] = (
        r"required|instructed|expected)\s+to|have\s+to)\b)",
        scope="indirect"),
     # A note labelled for a machine reader: "Note to applicant-screening software:", "Remediation for automated
-    # responders:", "(for the automated dispute handler):", a line opening "For assistants that manage calendars:". A label alone is a notice ("Note to AI crawlers: this
-    # content may not be used for training"); what follows it must ask for something, in its sentence or the next.
+    # responders:", "(for the automated dispute handler):", a line opening "For assistants that manage calendars:".
+    # A label alone is a notice ("Note to AI crawlers: this content may not be used for training"); what follows
+    # it must ask for something, in its sentence or the next.
     _r("tool.machine-note", "tool", 0.45,
        r"(?:\b(?:notes?|tips?|messages?|instructions?|directives?|rules?|reminders?|notices?|remarks?|guidance|"
        r"remediation)\s+|\(\s*|(?:^|\n)[ \t>*•-]*)(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:[\w-]+\s+){0,2}?"
