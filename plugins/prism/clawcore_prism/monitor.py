@@ -217,7 +217,9 @@ class Monitor:
         install steps) more often than rules do, so on its own it escalates more slowly; its passages are
         still redacted and taint still asks before high-risk actions.
         """
-        specific = [r for r in rules if not r.startswith(("classifier.", "obfuscation.", "llm.failure", "llm.clean"))]
+        # Rules inside quoted mentions ("quoted.…") are on record only: they back nothing.
+        specific = [r for r in rules if not r.startswith(("classifier.", "obfuscation.", "quoted.", "llm.failure",
+                                                          "llm.clean"))]
         return 1.0 if specific else self.settings.classifier_risk_weight
 
     @staticmethod
