@@ -370,7 +370,7 @@ def detection(rt: Runtime, cases: list[tuple[str, int, dict]], step: int) -> Tab
 #: (agent-tool formats, and messages) at 6b773ae, the tenth (messages only) at 9e699ab, whose message head is
 #: 6b773ae's, and the eleventh (messages only) at 114932f. The first three and the tenth were then read to
 #: improve the rules; the others were not read.
-INDEPENDENT = tuple(Path(__file__).resolve().parent / "data" / f"prism-independent-{n}.jsonl" for n in range(1, 17))
+INDEPENDENT = tuple(Path(__file__).resolve().parent / "data" / f"prism-independent-{n}.jsonl" for n in range(1, 18))
 
 
 def independent(rt: Runtime) -> Table:
