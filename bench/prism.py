@@ -361,16 +361,11 @@ def detection(rt: Runtime, cases: list[tuple[str, int, dict]], step: int) -> Tab
     return table
 
 
-#: Eleven sets written by separate authors who saw neither PRISM's rules, features and training data nor the
-#: dev corpora (see docs/prism.md, "Independent sets"). Each was measured once before anything was changed
-#: after reading it: the first at commit 78e8033, the second at 35ec67a, the third (tool output only) at
-#: bbc8867, the fourth (tool output only; its brief asked to avoid the openers the earlier rules target) at
-#: 6f7412f, the fifth (tool output only, hard benign cases of the attacks' genres) at d65417b, the sixth at
-#: b58b6fc, the seventh at e06742a (both tool output only), the eighth (tool output only) and the ninth
-#: (agent-tool formats, and messages) at 6b773ae, the tenth (messages only) at 9e699ab, whose message head is
-#: 6b773ae's, and the eleventh (messages only) at 114932f. The first three and the tenth were then read to
-#: improve the rules; the others were not read.
-INDEPENDENT = tuple(Path(__file__).resolve().parent / "data" / f"prism-independent-{n}.jsonl" for n in range(1, 18))
+#: Sets written by separate authors who saw neither PRISM's rules, features and training data nor the dev
+#: corpora, one file per set, in the order they were written. docs/prism.md ("Independent sets") gives, for each,
+#: the commit it was first measured at and whether it was then read.
+INDEPENDENT = tuple(sorted((Path(__file__).resolve().parent / "data").glob("prism-independent-*.jsonl"),
+                           key=lambda path: int(path.stem.rsplit("-", 1)[1])))
 
 
 def independent(rt: Runtime) -> Table:
