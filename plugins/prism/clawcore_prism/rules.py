@@ -78,18 +78,6 @@ _MACHINE_NOUN = (r"(?:agents?|tools?|systems?|models?|helpers?|handlers?|operato
                  r"services?|workflows?|programs?)")
 _MACHINE = (rf"(?:{_MACHINE_HEAD}|{_MACHINE_MARK}\s+(?:[\w-]+\s+)?{_MACHINE_NOUN})\b"
             rf"(?:\s+(?:and|or)\s+(?:[\w-]+\s+)?(?:{_MACHINE_HEAD}|{_MACHINE_NOUN})\b)?")
-#: An approval claimed on someone else's behalf.
-_CLAIMED_APPROVAL = (r"\b(?:pre-?(?:approved|authori[sz]ed|verified|screened|cleared)|(?:already|verbally)\s+(?:been\s+)?"
-                     r"(?:approved|authori[sz]ed|verified|cleared|signed\s+off)|approved\s+verbally|verbal\s+(?:approval|"
-                     r"authori[sz]ation|sign-?off)|(?:has|have)\s+(?:already\s+)?been\s+(?:approved|authori[sz]ed|cleared|"
-                     r"verified)\s+by)\b")
-#: A verification step dropped: "without callback", "skip the reference checks", "confirmation is not required".
-_CONTROL = (r"(?:call-?\s?backs?|reviews?|approvals?|confirmations?|verifications?|checks?|authori[sz]ations?|sign-?offs?|"
-            r"guarantees?|references?|second\s+signatures?|dual\s+(?:authori[sz]ation|control|approval))")
-_CONTROL_SKIPPED = (rf"(?:\b(?:skip|skipping|bypass|bypassing|waive|waiving|without|no\s+(?:further|additional|separate)|"
-                    rf"do\s+not\s+(?:wait\s+for|request|require|route\s+(?:it\s+)?(?:to|for)|forward\s+(?:it\s+)?to))"
-                    rf"\s+(?:the\s+|a\s+|any\s+|further\s+)?(?:[\w-]+\s+){{0,2}}?{_CONTROL}\b"
-                    rf"|\b{_CONTROL}\s+(?:is|are)\s+(?:not\s+(?:required|needed|necessary)|waived|unnecessary)\b)")
 #: What an agent does with content it was handed: the activity an injection makes its condition.
 _PROCESSING = (r"(?:summari[sz]\w*|condens\w*|recap\w*|compar\w*|escalat\w*|export\w*|clean\w*\s+(?:up\s+)?|refactor\w*|"
                r"regenerat\w*|triag\w*|process\w*|writ\w*\s+up|turn\w*\s+(?:\w+\s+){0,2}into|put\w*\s+together|rank\w*|"
@@ -188,9 +176,6 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                "as a language", "as an assistant", "as a chatbot", "as an llm", "as a model",
                                "as an agent", "as the ai", "as a gpt", " reading this", " processing this",
                                " summarising this", " summarizing this", " parsing this", " sees this", " seeing this"),
-    "tool.control-bypass": ("pre-approved", "preapproved", "pre-authori", "preauthori", "pre-verified", "pre-screened",
-                            "pre-cleared", "already", "verbal", "been approved", "been authori", "been cleared",
-                            "been verified"),
     "tool.machine-reader": _MACHINE_NEEDLES,
     "tool.machine-note": _MACHINE_NEEDLES,
     "tool.do-not-tell-user": ("user", "owner", "human", "operator"),
@@ -477,13 +462,6 @@ RULES: tuple[Rule, ...] = (
        r"(?:निर्देशों|निर्देश|आदेशों)\s+को\s+(?:अनदेखा|नज़रअंदाज़|नजरअंदाज)"),
     _r("tool.do-not-tell-user", "tool", 0.7,
        r"\b(?:do\s+not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|mention(?:ing)?|alert(?:ing)?|let(?:ting)?\s+(?:\w+\s+)?know|reveal(?:ing)?\s+(?:this\s+)?to)\s+(?:the\s+|your\s+)?(?:user|owner|human|operator)\b"),
-    # Business e-mail compromise in one breath: an approval claimed ("pre-approved by the regional manager",
-    # "verbal approval was given") next to a control taken away ("without callback", "dual authorization is
-    # waived", "skip the background checks"). Either alone is everyday office text; together they ask the reader
-    # to act on someone else's word.
-    _r("tool.control-bypass", "tool", 0.35,
-       rf"{_CLAIMED_APPROVAL}[^\n]{{0,240}}?{_CONTROL_SKIPPED}|{_CONTROL_SKIPPED}[^\n]{{0,240}}?{_CLAIMED_APPROVAL}",
-       scope="indirect"),
     _r("tool.urgent-imperative", "tool", 0.4,
        r"(?:\bIMPORTANT\b|\bURGENT\b|\bATTENTION\b|\bNOTICE\b)\s*(?:!{2,}|:)\s*[\s\S]{0,80}?\b(?:ignore|you\s+must|please|immediately|now)\b",
        scope="indirect", flags=re.DOTALL),
