@@ -40,45 +40,14 @@ _FRAME = re.compile(
 )
 #: How far back on its line a frame may stand.
 _REACH = 160
-#: Code that holds a prompt as data: the string is assigned to a name, or is the value of a key, naming a prompt
-#: or a template (``SYSTEM_PROMPT = (``, ``"prompt_template": ``, ``summary_prompt:``). Matched against the raw
-#: text in front of the quote on its line.
-_PROMPT_CODE = re.compile(
-    r"""(?:^|[\s{,(\[])["']?[\w.-]*(?:prompt|template)s?(?:_?[\w.-]*)["']?\s*(?:=|\+=|:)\s*[(\[]?\s*[fFrRbBuU]{0,2}$""",
-    re.IGNORECASE,
-)
-#: A line that only continues a string: the rest of a parenthesised or concatenated literal.
-_CONTINUED = re.compile(r"""^\s*(?:\+\s*)?[fFrRbBuU]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*[+,\\]?\s*$""")
-#: How many lines up a continued string may reach its assignment.
-_CODE_LINES = 12
 
 
 def _outside(text: str) -> str:
     return _QUOTED.sub(" ", _ESCAPED.sub(" ", text))
 
 
-def _prompt_code(text: str, line_start: int, start: int) -> bool:
-    """Whether the quote at ``start`` is a prompt held in code (assigned, a key's value, or continued)."""
-    if _PROMPT_CODE.search(text[line_start:start]):
-        return True
-    if text[line_start:start].strip(" \t+"):
-        return False
-    end = line_start - 1
-    for _ in range(_CODE_LINES):  # up through the string's continuation lines to the line that opens it
-        if end < 0:
-            return False
-        begin = text.rfind("\n", 0, end) + 1
-        line = text[begin:end]
-        if not _CONTINUED.match(line):
-            return bool(_PROMPT_CODE.search(line.rstrip(" \t\\")))
-        end = begin - 1
-    return False
-
-
 def _framed(text: str, start: int) -> bool:
     line_start = text.rfind("\n", 0, start) + 1
-    if _prompt_code(text, line_start, start):
-        return True
     before = _outside(text[max(line_start, start - _REACH):start])
     if _FRAME.search(before):
         return True
