@@ -81,6 +81,24 @@ def test_training_learns_saves_and_loads(train, tmp_path: Path) -> None:  # type
     assert scores[0] > scores[1]
 
 
+def test_threshold_scores_come_from_several_splits_of_unseen_documents(train) -> None:  # type: ignore[no-untyped-def]
+    docs = _corpus(train, random.Random(5))
+    fitted: list[frozenset[str]] = []
+
+    def fit(chosen):  # type: ignore[no-untyped-def]
+        fitted.append(frozenset(d.group for d in chosen))
+        return fitted[-1]  # the "model" is the groups it saw
+
+    def score(seen, doc) -> float:  # type: ignore[no-untyped-def]
+        assert doc.group not in seen, "a threshold score from a model that trained on the document"
+        return 0.0
+
+    scores = train._out_of_fold(docs, fit, score, lambda d: not d.attack)
+    assert train.SPLITS > 1
+    assert len(fitted) == len(set(fitted)) == 2 * train.SPLITS
+    assert len(scores) == train.SPLITS * sum(not d.attack for d in docs)
+
+
 def test_planted_tasks_are_attacks_inside_ordinary_output(train) -> None:  # type: ignore[no-untyped-def]
     docs = train.inserted_tasks(random.Random(3), ["Translate this sentence into French."] * 5, EMAILS)
     assert docs and all(d.attack and d.hook == "after_tool_call" for d in docs)

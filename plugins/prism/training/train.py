@@ -95,6 +95,10 @@ HIDDEN = int(__import__("os").environ.get("PRISM_HIDDEN", "2"))
 #: Networks trained from different seeds and averaged into one layer of ``NETWORKS * HIDDEN`` units: one network's
 #: verdicts swing with its seed, the average's do not (docs/prism.md, "The hidden layer").
 NETWORKS = int(__import__("os").environ.get("PRISM_NETWORKS", "4"))
+#: Random 2-fold group splits whose out-of-fold benign scores are pooled to pick a threshold. One split's
+#: threshold moves with the split (0.952–0.960 over ten); five pooled move a third as much
+#: (docs/prism.md, "The threshold's split").
+SPLITS = int(__import__("os").environ.get("PRISM_SPLITS", "5"))
 
 
 @dataclass
@@ -550,15 +554,16 @@ def _message_example(doc: Doc) -> bool:
 
 def _out_of_fold(docs: Sequence[Doc], train: Callable[[Sequence[Doc]], Head],
                  score: Callable[[Head, Doc], float], benign: Callable[[Doc], bool]) -> list[float]:
-    """Benign scores from models that did not see those documents (2 folds by group)."""
-    groups = sorted({d.group for d in docs})
-    rng = random.Random(SEED + 1)
-    rng.shuffle(groups)
-    half = set(groups[: len(groups) // 2])
+    """Benign scores from models that did not see those documents: 2 folds by group, over :data:`SPLITS` splits."""
     scores: list[float] = []
-    for side in (True, False):
-        head = train([d for d in docs if (d.group in half) != side])
-        scores.extend(score(head, d) for d in docs if (d.group in half) == side and benign(d))
+    ordered = sorted({d.group for d in docs})
+    for split in range(SPLITS):
+        groups = ordered.copy()
+        random.Random(SEED + 1 + split).shuffle(groups)
+        half = set(groups[: len(groups) // 2])
+        for side in (True, False):
+            head = train([d for d in docs if (d.group in half) != side])
+            scores.extend(score(head, d) for d in docs if (d.group in half) == side and benign(d))
     return scores
 
 
