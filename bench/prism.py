@@ -362,7 +362,7 @@ def detection(rt: Runtime, cases: list[tuple[str, int, dict]], step: int) -> Tab
 
 
 #: Sets written by separate authors who saw neither PRISM's rules, features and training data nor the dev
-#: corpora, one file per set, in the order they were written. docs/prism.md ("Independent sets") gives, for each,
+#: corpora, one file per set, in the order they were written. docs/prism-evaluation.md ("Independent sets") gives, for each,
 #: the commit it was first measured at and whether it was then read.
 INDEPENDENT = tuple(sorted((Path(__file__).resolve().parent / "data").glob("prism-independent-*.jsonl"),
                            key=lambda path: int(path.stem.rsplit("-", 1)[1])))
@@ -391,7 +391,7 @@ def independent(rt: Runtime) -> Table:
         for (scope, label), (n, flagged, by_rules) in sorted(counts.items()):
             what = "recall" if label == "attack" else "FP rate"
             where = "tool output" if scope == "indirect" else "message"
-            table.add_row(path.stem, where, label, str(n), str(flagged), f"{flagged / n:.3f} ({what})", str(by_rules))
+            table.add_row(path.stem.rsplit("-", 1)[1], where, label, str(n), str(flagged), f"{flagged / n:.3f} ({what})", str(by_rules))
     return table
 
 
@@ -428,7 +428,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-classifier", action="store_true")
     args = parser.parse_args()
-    console = Console()
+    console = Console(width=max(Console().width, 120))
     with tempfile.TemporaryDirectory() as home:
         pm = get_plugin_manager(load_entrypoints=False)
         pm.register(clawcore_prism, name="prism")

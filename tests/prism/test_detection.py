@@ -240,7 +240,7 @@ def test_ordinary_requests_do_not_fire_the_new_override_rules() -> None:
     "Your verification code is 482913. Never share this code with anyone, including our staff.",
     "Surprise party for Ana on Friday! Don't tell anyone, she has no idea.",
     "Generate an API key in the dashboard and then paste it into the config file.",
-    # Flagged by the hidden layer's "bypass oversight" conjunction (docs/prism.md, "The hidden layer"): kept
+    # Flagged by the hidden layer's "bypass oversight" conjunction (docs/prism-evaluation.md, "The hidden layer"): kept
     # here, marked, so a model that clears it shows up.
     pytest.param("No need to reply to this message; your booking is confirmed.",
                  marks=pytest.mark.xfail(strict=True, reason="known false positive of the shipped model")),

@@ -10,7 +10,7 @@
 The segment head adds a small hidden layer to its linear weights (:class:`Hidden`):
 a sum of evidence cannot say "a question, *and* off the document's topic, *and*
 addressed to no one", and those conjunctions are what carry to injections
-written in other styles (docs/prism.md, "The hidden layer").
+written in other styles (docs/prism-evaluation.md, "The hidden layer").
 
 Weights live in ``weights.json.gz`` beside this module (about 1.3 MB),
 trained by ``plugins/prism/training/train.py``; run time needs only the

@@ -84,20 +84,20 @@ DEFAULT_OUT = HERE.parent / "clawcore_prism" / "weights.json.gz"
 SEED = 1234
 #: Out-of-fold false-positive rate the thresholds aim at. The training benign text is much harder than a benign
 #: corpus (about 1,400 hand-written hard negatives), so 3% there keeps held-out FP under the project's 2% per corpus
-#: (docs/prism.md, "Retraining on hard negatives").
+#: (docs/prism-evaluation.md, "Retraining on hard negatives").
 FP_TARGET = float(__import__("os").environ.get("PRISM_FP_TARGET", "0.03"))
 #: L2 strength: chosen by the cross-corpus table (stronger keeps the model off corpus vocabulary).
 L2 = float(__import__("os").environ.get("PRISM_L2", "1e-4"))
-#: Plant ordinary requests and questions in tool output as injections (0: the ablation in docs/prism.md).
+#: Plant ordinary requests and questions in tool output as injections (0: the ablation in docs/prism-evaluation.md).
 INSERTED_TASKS = __import__("os").environ.get("PRISM_INSERTED_TASKS", "1") == "1"
-#: Units of each network in the segment head's hidden layer (0: the linear head alone, the ablation in docs/prism.md).
+#: Units of each network in the segment head's hidden layer (0: the linear head alone, the ablation in docs/prism-evaluation.md).
 HIDDEN = int(__import__("os").environ.get("PRISM_HIDDEN", "2"))
 #: Networks trained from different seeds and averaged into one layer of ``NETWORKS * HIDDEN`` units: one network's
-#: verdicts swing with its seed, the average's do not (docs/prism.md, "The hidden layer").
+#: verdicts swing with its seed, the average's do not (docs/prism-evaluation.md, "The hidden layer").
 NETWORKS = int(__import__("os").environ.get("PRISM_NETWORKS", "4"))
 #: Random 2-fold group splits whose out-of-fold benign scores are pooled to pick a threshold. One split's
 #: threshold moves with the split (0.952–0.960 over ten); five pooled move a third as much
-#: (docs/prism.md, "The threshold's split").
+#: (docs/prism-evaluation.md, "The threshold's split").
 SPLITS = int(__import__("os").environ.get("PRISM_SPLITS", "5"))
 
 
