@@ -3,9 +3,10 @@
 Only content whose heuristic score falls inside ``prism.llm.band`` is sent,
 to a chat model registered by another plugin through ``register_models``.
 The model answers with one word (CLEAN, SUSPICIOUS or MALICIOUS). A model
-that is missing, raises, times out or answers something else is a
-:class:`LlmFailure`; the caller then keeps the heuristic verdict (fail-soft)
-or flags it (fail-closed).
+that is missing, raises, times out, or answers with no verdict word or more
+than one is a :class:`LlmFailure`; the caller then keeps the heuristic
+verdict (fail-soft) or flags it (fail-closed). The text under judgement
+cannot close the tags that hold it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ PROMPT = (
     "CLEAN, SUSPICIOUS or MALICIOUS."
 )
 _ANSWER = re.compile(r"\b(CLEAN|SUSPICIOUS|MALICIOUS)\b")
+#: An opening or closing <data> or <request> tag inside untrusted text: it would let the text end the excerpt
+#: and speak to the judge as the prompt does, so its "<" is replaced by a look-alike before sending.
+_TAG = re.compile(r"<(?=\s*/?\s*(?:data|request)\b)", re.IGNORECASE)
 #: Longest excerpt sent to the model.
 MAX_CHARS = 8000
 
@@ -72,11 +76,12 @@ def classify_with_model(model: ChatModel, text: str, *, direct: bool, timeout_s:
     """
     where = "as a user's message" if direct else "inside a tool's output (a web page, e-mail or file)"
     excerpt = text if len(text) <= MAX_CHARS else text[: MAX_CHARS // 2] + "\n…\n" + text[-MAX_CHARS // 2:]
+    excerpt = _TAG.sub("‹", excerpt)
     system = PROMPT.format(where=where)
     body = f"<data>\n{excerpt}\n</data>"
     if request and not direct:
         system += REQUEST
-        body = f"<request>\n{request[:MAX_REQUEST_CHARS]}\n</request>\n{body}"
+        body = f"<request>\n{_TAG.sub('‹', request[:MAX_REQUEST_CHARS])}\n</request>\n{body}"
     messages = [Message("system", system), Message("user", body)]
     outcome: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
 
@@ -94,7 +99,9 @@ def classify_with_model(model: ChatModel, text: str, *, direct: bool, timeout_s:
         raise LlmFailure(f"model did not answer within {timeout_s:g}s") from exc
     if not ok:
         raise LlmFailure(f"model failed: {type(reply).__name__}: {reply}") from reply
-    found = _ANSWER.search(str(getattr(reply, "content", "")).upper())
+    found = set(_ANSWER.findall(str(getattr(reply, "content", "")).upper()))
     if not found:
         raise LlmFailure("model answer had no verdict word")
-    return Level(found.group(1).lower())
+    if len(found) > 1:  # "not MALICIOUS, CLEAN" or an echo of the choices: no verdict to trust
+        raise LlmFailure(f"model answer named more than one verdict ({', '.join(sorted(found))})")
+    return Level(found.pop().lower())
