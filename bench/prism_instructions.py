@@ -36,10 +36,9 @@ _COLLECTED = re.compile(r"Collected : (\d+)")
 def scan(variant: str, count: int) -> None:
     """The measured program: set up one detector, warm it, then scan ``count`` unique e-mails."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from prism import EMAIL, _unique
-
     from clawcore_prism.classifier import load_classifier
     from clawcore_prism.detector import Detector
+    from prism import EMAIL, _unique
 
     classifier = load_classifier()
     if variant == "linear":
