@@ -106,12 +106,35 @@ def test_conversations_are_isolated(make_runtime: Any) -> None:
     assert decide(rt, other, "bash", command="ls") is Action.ALLOW
 
 
-def test_session_end_clears_state(make_runtime: Any) -> None:
+def test_closing_a_session_keeps_its_risk_and_its_lock(make_runtime: Any) -> None:
+    """A gateway opens and closes a session per call: closing must not wipe what the session earned."""
     rt = make_runtime()
-    ctx = rt.context("s1")
-    rt.hooks.message_received(Message("user", ATTACK), ctx)
+    ctx = rt.context("gw", channel="gateway")
+    rt.hooks.message_received(Message("user", ATTACK, channel="gateway"), ctx)
     rt.hooks.notify("session_end", ctx, context=ctx)
-    assert decide(rt, ctx, "bash", command="ls") is Action.ALLOW
+    assert decide(rt, ctx, "bash", command="ls") is Action.CONFIRM
+    for _ in range(5):
+        rt.hooks.message_received(Message("user", ATTACK, channel="gateway"), ctx)
+        rt.hooks.notify("session_end", ctx, context=ctx)
+    assert decide(rt, ctx, "memory_search", query="x") is Action.DENY
+    [row] = Monitor(rt.home, PrismSettings()).status("gw")
+    assert row["locked"]
+
+
+def test_closing_a_session_forgets_it_once_nothing_is_left(tmp_path: Path) -> None:
+    now = [0.0]
+    store = RiskStore(tmp_path, half_life_s=60, clock=lambda: now[0])
+    for key in ("quiet", "risky", "locked", "tainted"):
+        store.get(key, key)
+    store.add(store.get("risky", "risky"), 1.0, {"kind": "verdict"}, Thresholds())
+    store.add(store.get("locked", "locked"), 5.0, {"kind": "verdict"}, Thresholds())
+    store.get("tainted", "tainted").tainted = True
+    store.save(*(store.get(k, k) for k in ("quiet", "risky", "locked", "tainted")))
+    assert [store.forget_spent(k) for k in ("quiet", "risky", "locked", "tainted")] == [1, 0, 0, 0]
+    now[0] += 60 * 10  # ten half-lives: 1.0 has decayed below SPENT, the lock has not
+    assert [store.forget_spent(k) for k in ("risky", "locked", "tainted")] == [1, 0, 0]
+    store.load()
+    assert [key for key, _ in store.items()] == ["locked", "tainted"]
 
 
 def test_taint_requires_confirmation_for_high_risk_actions(make_runtime: Any) -> None:

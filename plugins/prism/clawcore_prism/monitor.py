@@ -399,7 +399,7 @@ class Monitor:
     def session_end(self, context: HookContext) -> None:
         with self.lock:
             self.store.refresh()
-            self.store.clear_session(context.session_id)
+            self.store.forget_spent(context.session_id)
             for key in [k for k in self._requests if k == context.session_id or k.startswith(context.session_id + "#")]:
                 del self._requests[key]
 

@@ -30,6 +30,8 @@ from clawcore_prism.settings import Thresholds
 __all__ = ["RiskState", "RiskStore", "Step", "risk_key"]
 
 STATE_FILE = "state.db"
+#: Risk below this is as good as none: a closed session's key is forgotten.
+SPENT = 0.01
 #: The JSON file earlier versions kept; imported once into :data:`STATE_FILE`, then renamed ``.imported``.
 LEGACY_FILE = "state.json"
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS risk "
@@ -247,9 +249,17 @@ class RiskStore:
     def items(self) -> Iterator[tuple[str, RiskState]]:
         return iter(sorted(self._states.items()))
 
-    def clear_session(self, session_id: str) -> int:
-        """Forget a session (memory and disk); returns how many keys it had."""
-        keys = self.keys_of(session_id)
+    def forget_spent(self, session_id: str) -> int:
+        """Forget the keys of a session that hold nothing any more; returns how many were forgotten.
+
+        A key holds something while it is locked, tainted, has read a credential, or its risk has not
+        decayed below :data:`SPENT`. A closed session can be resumed (a gateway opens one per call), so
+        what it holds outlives the close: a lock until an operator unlocks it, risk until it decays.
+        """
+        now = self.clock()
+        keys = [key for key in self.keys_of(session_id)
+                if not (self._states[key].locked or self._states[key].tainted or self._states[key].credential_read)
+                and self._states[key].decayed(now, self.half_life_s) < SPENT]
         for key in keys:
             del self._states[key]
         self._delete(keys)
