@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,8 @@ def parse_size(value: str | int) -> int:
 def parse_duration(value: str | float) -> float:
     """Seconds in a duration (``30s``, ``500ms``, ``2m``, ``1h``, or a number of seconds)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"{value!r} is negative, not a duration like 30s")
         return float(value)
     match = _DURATION.match(str(value))
     if not match:
@@ -112,6 +115,38 @@ def _is_duration(value: object) -> bool:
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         parse_duration(value)
     return True
+
+
+@_format_checker.checks("positive-duration", raises=ValueError)
+def _is_positive_duration(value: object) -> bool:
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and parse_duration(value) <= 0:
+        raise ValueError(f"{value!r} is not above 0")
+    return True
+
+
+def _ascending(validator: Any, keys: Any, instance: Any, schema: Mapping[str, Any]) -> Iterator[Any]:
+    """``x-ascending``: the listed keys of an object (``true``: the items of an array) must not decrease.
+
+    A key the instance leaves out counts with its schema default, so ``{warn: 5}`` under a default
+    ``confirm: 0.8`` is caught. JSON Schema cannot compare two values; plugins use this keyword for
+    ladders and ranges so that ``clawcore config check`` catches what start-up would reject.
+    """
+    if keys is True and validator.is_type(instance, "array"):
+        named = [(f"[{i}]", value) for i, value in enumerate(instance)]
+    elif isinstance(keys, list) and validator.is_type(instance, "object"):
+        properties = schema.get("properties", {})
+        named = [(key, instance.get(key, properties.get(key, {}).get("default"))) for key in keys]
+    else:
+        return
+    named = [(name, value) for name, value in named
+             if isinstance(value, (int, float)) and not isinstance(value, bool)]
+    for (low_name, low), (high_name, high) in pairwise(named):
+        if high < low:
+            yield jsonschema.ValidationError(
+                f"{high_name} ({high}) is below {low_name} ({low}); each must be at least the one before")
+
+
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"x-ascending": _ascending})
 
 
 def clawcore_home(environ: Mapping[str, str] | None = None) -> Path:
@@ -235,7 +270,7 @@ def load_config(
 
 def validate(data: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
     """Every problem with ``data``, one line each, sorted by key path."""
-    validator = jsonschema.Draft202012Validator(schema, format_checker=_format_checker)
+    validator = _Validator(schema, format_checker=_format_checker)
     lines: list[str] = []
     for error in validator.iter_errors(data):
         lines.extend(_describe(error))
@@ -265,7 +300,8 @@ def _describe(error: jsonschema.ValidationError) -> list[str]:
         return lines
     if error.validator == "format":
         kind = error.validator_value
-        example = {"size": "a size like 512m", "duration": "a duration like 30s"}.get(
+        example = {"size": "a size like 512m", "duration": "a duration like 30s",
+                   "positive-duration": "a duration above 0 like 30s"}.get(
             kind, f"a valid {kind}"
         )
         return [f"{where}: {error.instance!r} is not {example}"]

@@ -22,6 +22,7 @@ MALFORMED = [
     ("sandbox:\n  docker:\n    memoryLimit: 512x\n", "sandbox.docker.memoryLimit: '512x' is not a size like 512m"),
     ("sandbox:\n  docker:\n    timeout: soon\n", "sandbox.docker.timeout: 'soon' is not a duration like 30s"),
     ("key: value\n\tbad: tab\n", "invalid YAML"),
+    ("sandbox:\n  timeout: -3\n", "sandbox.timeout: -3 is not a duration like 30s"),
 ]
 
 
@@ -92,3 +93,9 @@ def test_durations(text, expected) -> None:
 def test_bad_sizes(bad) -> None:
     with pytest.raises(ValueError, match="is not a size like 512m"):
         parse_size(bad)
+
+
+@pytest.mark.parametrize("bad", ["soon", "-5m", -5, -0.5])
+def test_bad_durations(bad) -> None:
+    with pytest.raises(ValueError, match="not a duration like 30s"):
+        parse_duration(bad)

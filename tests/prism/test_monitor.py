@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -313,3 +314,25 @@ def test_risk_weight_is_a_classifier_setting_only() -> None:
         PrismSettings.from_section({"canary": {"riskWeight": 0.25}})
     with pytest.raises(ConfigError, match="riskWeight"):
         PrismSettings.from_section({"classifier": {"riskWeight": 1.5}})
+
+
+@pytest.mark.parametrize("section, problem", [
+    ({"thresholds": {"warn": 2, "confirm": 1}}, "prism.thresholds: confirm (1) is below warn (2)"),
+    ({"thresholds": {"warn": 5}}, "prism.thresholds: confirm (0.8) is below warn (5)"),  # against the default
+    ({"llm": {"band": [0.9, 0.1]}}, "prism.llm.band: [1] (0.1) is below [0] (0.9)"),
+    ({"suspicious": 0.9, "malicious": 0.6}, "prism: malicious (0.6) is below suspicious (0.9)"),
+    ({"halfLife": 0}, "prism.halfLife: 0 is not a duration above 0 like 30s"),
+    ({"halfLife": -5}, "prism.halfLife: -5 is not a duration above 0 like 30s"),
+    ({"llm": {"timeout": "0s"}}, "prism.llm.timeout: '0s' is not a duration above 0 like 30s"),
+    ({"reloadInterval": -1}, "prism.reloadInterval: -1 is not a duration like 30s"),
+])
+def test_config_check_catches_what_start_up_would_reject(section: dict[str, Any], problem: str,
+                                                         clawcore_home: Path, capsys: Any) -> None:
+    from clawcore.cli import main
+
+    (clawcore_home / "clawcore.yaml").write_text(yaml.safe_dump({"prism": section}))
+    assert main(["config", "check"]) == 2
+    err = capsys.readouterr().err
+    assert problem in err and len(err.strip().splitlines()) == 1, err
+    with pytest.raises(ConfigError, match=re.escape(problem.split(": ", 1)[1])):
+        PrismSettings.from_section(section)

@@ -24,12 +24,14 @@ SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "description": "PRISM runtime monitor: detection, accumulating risk, escalating responses.",
+    "x-ascending": ["suspicious", "malicious"],
     "properties": {
         "enabled": {"type": "boolean", "default": True},
         "thresholds": {
             "type": "object",
             "additionalProperties": False,
             "description": "Session risk at which each response starts (each must not be below the one before).",
+            "x-ascending": ["warn", "confirm", "block", "blockSubagents", "lock"],
             "properties": {
                 "warn": {**_NUMBER, "default": 0.4},
                 "confirm": {**_NUMBER, "default": 0.8},
@@ -42,7 +44,7 @@ SCHEMA: dict[str, Any] = {
                        "description": "Detection score at which content is suspicious."},
         "malicious": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.85,
                       "description": "Detection score at which content is malicious."},
-        "halfLife": {"type": ["string", "number"], "format": "duration", "default": "30m",
+        "halfLife": {"type": ["string", "number"], "format": "positive-duration", "default": "30m",
                      "description": "Risk halves every halfLife."},
         "failMode": {"type": "string", "enum": ["soft", "closed"], "default": "soft",
                      "description": "When the LLM check fails: soft keeps the heuristic verdict, closed flags it."},
@@ -65,8 +67,8 @@ SCHEMA: dict[str, Any] = {
                           "description": "A model name registered through register_models; null disables."},
                 "settings": {"type": "object", "default": {}, "description": "Passed to the model factory."},
                 "band": {"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1},
-                         "minItems": 2, "maxItems": 2, "default": [0.3, 0.7]},
-                "timeout": {"type": ["string", "number"], "format": "duration", "default": "5s"},
+                         "minItems": 2, "maxItems": 2, "x-ascending": True, "default": [0.3, 0.7]},
+                "timeout": {"type": ["string", "number"], "format": "positive-duration", "default": "5s"},
                 "failureRisk": {**_NUMBER, "default": 0.1},
             },
         },
@@ -144,19 +146,11 @@ class PrismSettings:
             float(t.get("warn", 0.4)), float(t.get("confirm", 0.8)), float(t.get("block", 1.6)),
             float(t.get("blockSubagents", 2.4)), float(t.get("lock", 4.0)),
         )
-        ladder = [thresholds.warn, thresholds.confirm, thresholds.block, thresholds.block_subagents, thresholds.lock]
-        if ladder != sorted(ladder):
-            raise ConfigError("prism.thresholds: each step must be at least the one before "
-                              "(warn <= confirm <= block <= blockSubagents <= lock)")
         llm = section.get("llm", {})
         band = tuple(float(x) for x in llm.get("band", (0.3, 0.7)))
-        if band[0] > band[1]:
-            raise ConfigError("prism.llm.band: the lower bound is above the upper bound")
         taint = section.get("taint", {})
         suspicious = float(section.get("suspicious", 0.5))
         malicious = float(section.get("malicious", 0.85))
-        if malicious < suspicious:
-            raise ConfigError("prism.malicious: must not be below prism.suspicious")
         return cls(
             enabled=bool(section.get("enabled", True)),
             thresholds=thresholds,
