@@ -250,10 +250,44 @@ def test_unreadable_state_is_moved_aside(tmp_path: Path) -> None:
     store.load()
     assert list(store.items()) == []
     assert (tmp_path / "state.broken").read_bytes().startswith(b"this is not")
+    assert store.problems() == [(f"{tmp_path / 'state.broken'} could not be read and was set aside; "
+                                 "the sessions it held started afresh")]
     store.save(store.get("s", "s"))  # and it keeps working on a fresh database
     again = RiskStore(tmp_path, half_life_s=60)
     again.load()
     assert [key for key, _ in again.items()] == ["s"]
+
+
+def test_one_unreadable_row_locks_its_session_and_keeps_the_others(tmp_path: Path) -> None:
+    import sqlite3
+
+    store = RiskStore(tmp_path, half_life_s=60)
+    store.add(store.get("ok", "ok"), 1.0, {"kind": "verdict"}, Thresholds())
+    store.save(store.get("ok", "ok"))
+    with sqlite3.connect(tmp_path / "state.db") as db:
+        db.executemany("INSERT INTO risk VALUES (?, ?, ?)", [
+            ("newer", "newer", '{"session_id": "newer", "risk": 0.5, "field_of_a_later_version": 1}'),
+            ("garbled", "garbled", '{"risk": "high", "locked": fals'),
+            ("typed", "typed", '{"risk": true}'),
+        ])
+    store = RiskStore(tmp_path, half_life_s=60)
+    store.load()
+    assert [key for key, _ in store.items()] == ["garbled", "newer", "ok", "typed"]
+    assert store.peek("ok").risk == 1.0 and not store.peek("ok").locked
+    assert store.peek("newer").risk == 0.5 and not store.peek("newer").locked  # unknown fields are ignored
+    assert store.peek("garbled").locked and store.peek("typed").locked  # in doubt: locked
+    assert store.problems() == [f"session {name!r}: its saved state could not be read; locked until unlocked"
+                                for name in ("garbled", "typed")]
+    assert (tmp_path / "state.db").exists()
+    assert store.unlock("garbled") == 1 and len(store.problems()) == 1
+
+
+def test_state_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:
+    from clawcore.errors import ClawcoreError
+
+    (tmp_path / "state.db").mkdir()
+    with pytest.raises(ClawcoreError, match=r"^prism state .*state.db: Is a directory$"):
+        RiskStore(tmp_path, half_life_s=60).load()
 
 
 def test_earlier_json_state_is_imported(tmp_path: Path) -> None:
@@ -336,3 +370,21 @@ def test_config_check_catches_what_start_up_would_reject(section: dict[str, Any]
     assert problem in err and len(err.strip().splitlines()) == 1, err
     with pytest.raises(ConfigError, match=re.escape(problem.split(": ", 1)[1])):
         PrismSettings.from_section(section)
+
+
+def test_unreadable_earlier_json_state_is_kept_and_reported(tmp_path: Path) -> None:
+    (tmp_path / "state.json").write_text('{"version": 1, "sessions": {"s1": {"locked": tr')
+    store = RiskStore(tmp_path, half_life_s=60)
+    store.save(store.get("s", "s"))
+    assert (tmp_path / "state.unreadable").read_text().endswith('"locked": tr')
+    assert "state.unreadable could not be read" in store.problems()[0]
+
+
+def test_a_disabled_monitor_is_switched_back_on_by_a_reload(make_runtime: Any, clawcore_home: Path) -> None:
+    config = clawcore_home / "clawcore.yaml"
+    config.write_text(yaml.safe_dump({"prism": {"enabled": False, "reloadInterval": 0}}))
+    rt = make_runtime({"enabled": False, "reloadInterval": 0})
+    assert rt.hooks.message_received(Message("user", ATTACK), rt.context("s1")) == []
+    config.write_text(yaml.safe_dump({"prism": {"enabled": True, "reloadInterval": 0}}))
+    [verdict] = rt.hooks.message_received(Message("user", ATTACK), rt.context("s1"))
+    assert verdict.level is Level.MALICIOUS

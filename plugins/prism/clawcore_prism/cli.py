@@ -2,25 +2,43 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from clawcore.errors import ClawcoreError
+from clawcore.errors import ClawcoreError, ConfigError
 from clawcore_prism.monitor import Monitor
 
 __all__ = ["command"]
 
 
-def _monitor(ctx: click.Context) -> Monitor:
-    from clawcore.config import load_config
+def _monitor(ctx: click.Context, *, strict: bool) -> Monitor:
+    """The monitor of this home.
+
+    ``strict=False`` (status) still shows the state while ``clawcore.yaml`` does not validate — the
+    moment an operator most needs it — with default settings and the file's ``stateDir``; ``unlock``
+    is strict, because it must be audited and the audit log's settings live in that file.
+    """
+    from clawcore.config import load_config, read_config_file
 
     from clawcore_prism.plugin import monitor_for
 
     state = ctx.find_root().obj
-    config = load_config(state.home, pm=state.plugin_manager)
+    try:
+        config = load_config(state.home, pm=state.plugin_manager)
+    except ConfigError as exc:
+        if strict:
+            raise
+        section = None
+        with contextlib.suppress(ClawcoreError):
+            section = read_config_file(state.home / "clawcore.yaml").get("prism")
+        state_dir = section.get("stateDir") if isinstance(section, dict) else None
+        monitor = monitor_for(state.home, {"prism": {"stateDir": state_dir}} if isinstance(state_dir, str) else {})
+        monitor.config_error = f"clawcore.yaml does not validate, showing the state with default settings: {exc}"
+        return monitor
     return monitor_for(state.home, config.data)
 
 
@@ -34,11 +52,12 @@ def command() -> None:
 @click.pass_context
 def status(ctx: click.Context, session: str | None) -> None:
     """Show risk, ladder step and recent events (all sessions, or SESSION)."""
-    monitor = _monitor(ctx)
+    monitor = _monitor(ctx, strict=False)
     rows = monitor.status(session)
     console = Console()
-    if monitor.config_error:
-        console.print(f"[yellow]warning:[/] {monitor.config_error}")
+    for problem in [monitor.config_error, *monitor.store.problems()]:
+        if problem:
+            console.print(f"[yellow]warning:[/] {problem}", highlight=False)
     if session and not rows:
         raise ClawcoreError(f"no prism state for session {session!r} (it has seen no event, or it ended)")
     table = Table(title="prism sessions")
@@ -65,7 +84,7 @@ def status(ctx: click.Context, session: str | None) -> None:
 @click.pass_context
 def unlock(ctx: click.Context, session: str) -> None:
     """Unlock SESSION and reset its risk (audited)."""
-    monitor = _monitor(ctx)
+    monitor = _monitor(ctx, strict=True)
     with monitor.lock:
         monitor.store.refresh()
         count = monitor.store.unlock(session)

@@ -110,6 +110,7 @@ class Monitor:
 
     def apply(self, settings: PrismSettings) -> None:
         self.settings = settings
+        self._models.clear()  # built from the previous llm settings
         self.store.half_life_s = settings.half_life_s
         self.store.recent_events = settings.recent_events
         new_dir = self._state_dir(settings)

@@ -56,6 +56,9 @@ def monitor_for(home: Path, config: Mapping[str, Any]) -> Monitor:
 
 def _active(context: HookContext) -> Monitor | None:
     monitor = monitor_for(context.home, context.config)
+    if not monitor.settings.enabled:
+        with monitor.lock:
+            monitor.reload_config(context)  # a disabled monitor still notices being switched back on
     return monitor if monitor.settings.enabled else None
 
 

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clawcore.errors import ClawcoreError
+
 from clawcore_prism.settings import Thresholds
 
 __all__ = ["RiskState", "RiskStore", "Step", "risk_key"]
@@ -91,6 +93,31 @@ class RiskState:
         return self.risk * 0.5 ** ((now - self.updated) / half_life_s)
 
 
+_UNREADABLE_EVENT = {"ts": 0.0, "kind": "unreadable"}
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "risk": (int, float), "updated": (int, float), "locked": (bool,), "tainted": (bool,),
+    "credential_read": (bool,), "canary": (str,), "events": (list,),
+}
+
+
+def _parse_state(key: str, session_id: str, raw: str, now: float) -> RiskState:
+    """A row's state; fields a later version added are ignored; anything unreadable reads as locked."""
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise TypeError("not an object")
+        known = {name: data[name] for name in _FIELD_TYPES if name in data}
+        for name, value in known.items():
+            if not isinstance(value, _FIELD_TYPES[name]) or (isinstance(value, bool) and bool not in _FIELD_TYPES[name]):
+                raise ValueError(f"{name} has the wrong type")
+        if not all(isinstance(event, dict) for event in known.get("events", [])):
+            raise ValueError("events must be objects")
+        return RiskState(session_id=session_id, key=key, **known)
+    except (ValueError, TypeError):
+        # Deny on doubt: a session whose state cannot be read may have been locked.
+        return RiskState(session_id=session_id, key=key, locked=True, updated=now, events=[dict(_UNREADABLE_EVENT)])
+
+
 class RiskStore:
     """All sessions' risk state for one ``$CLAWCORE_HOME``, cached in memory, one row per key on disk.
 
@@ -144,26 +171,52 @@ class RiskStore:
         except FileNotFoundError:
             return
         except (OSError, ValueError, TypeError, AttributeError):
-            states = []
+            os.replace(legacy, legacy.with_suffix(".unreadable"))  # kept for the operator; see status
+            return
         with db:
             db.executemany("INSERT OR IGNORE INTO risk VALUES (?, ?, ?)",
                            [(st.key, st.session_id, json.dumps(vars(st))) for st in states])
         os.replace(legacy, legacy.with_suffix(".imported"))
 
     def load(self) -> None:
-        """Read every row (no database = empty; an unreadable one = empty, the broken file kept aside)."""
+        """Read every row.
+
+        No database is no state. A file SQLite cannot read is moved aside to ``state.broken`` and every
+        session starts afresh (``clawcore prism status`` says so while that file exists). A row that does
+        not parse is one session in doubt: it is read as locked, and its row is left as it is until an
+        operator unlocks the session.
+
+        :raises ClawcoreError: when the state folder cannot be opened at all (a one-line reason).
+        """
         try:
             db = self._connect(create=False)
-            rows = db.execute("SELECT key, state FROM risk").fetchall() if db else []
-            states = {key: RiskState(**{**json.loads(raw), "key": key}) for key, raw in rows}
+            rows = db.execute("SELECT key, session_id, state FROM risk").fetchall() if db else []
             self._version = db.execute("PRAGMA data_version").fetchone()[0] if db else None
-        except (sqlite3.DatabaseError, ValueError, TypeError):
+        except sqlite3.DatabaseError:
             self.close()
             for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(FileNotFoundError):
-                    os.replace(f"{self.path}{suffix}", f"{self.path.with_suffix('.broken')}{suffix}")
-            states = {}
-        self._states = states
+                    os.replace(f"{self.path}{suffix}", f"{self.broken_path}{suffix}")
+            rows = []
+        except OSError as exc:
+            self.close()
+            raise ClawcoreError(f"prism state {self.path}: {exc.strerror or exc}") from None
+        self._states = {key: _parse_state(key, session_id, raw, self.clock()) for key, session_id, raw in rows}
+
+    @property
+    def broken_path(self) -> Path:
+        """Where an unreadable database is moved."""
+        return self.path.with_suffix(".broken")
+
+    def problems(self) -> list[str]:
+        """What the operator should know about the state: unreadable files kept aside, sessions in doubt."""
+        found = [f"{path} could not be read and was set aside; the sessions it held started afresh"
+                 for path in (self.broken_path, self.path.parent / (Path(LEGACY_FILE).stem + ".unreadable"))
+                 if path.exists()]
+        found += [f"session {state.session_id!r}: its saved state could not be read; locked until unlocked"
+                  for state in self._states.values()
+                  if state.locked and any(event.get("kind") == "unreadable" for event in state.events)]
+        return found
 
     def refresh(self) -> None:
         """Re-read the rows when another process committed since we last read (``PRAGMA data_version``)."""
