@@ -16,6 +16,8 @@ decisions, prompt sections and redactions:
 
 from __future__ import annotations
 
+import base64
+import functools
 import re
 import threading
 import time
@@ -27,12 +29,14 @@ from typing import Any, TypeVar
 
 from clawcore.config import read_config_file
 from clawcore.errors import ClawcoreError
+from clawcore.security.commands import analyze as analyze_command
 from clawcore.types import ChatModel, Decision, HookContext, Level, Message, PromptSection, ToolCall, ToolResult, Verdict
 
+from clawcore_prism.canonical import canonicalise
 from clawcore_prism.classifier import load_classifier
 from clawcore_prism.detector import Detection, Detector
 from clawcore_prism.llm import LlmFailure, classify_with_model, resolve_model
-from clawcore_prism.risk import STATE_FILE, RiskState, RiskStore, Step, risk_key
+from clawcore_prism.risk import CANARY_PREFIX, STATE_FILE, RiskState, RiskStore, Step, risk_key
 from clawcore_prism.rules import Scope
 from clawcore_prism.settings import PrismSettings
 
@@ -54,15 +58,27 @@ _SECRET = re.compile(
     r"xox[abpors]-[A-Za-z0-9-]{10,}|sk_live_[A-Za-z0-9]{16,}|AIza[0-9A-Za-z_-]{35}|"
     r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"
 )
+#: Read after quotes and backslashes are dropped (``cu''rl`` is curl): a program that talks to the network,
+#: a package or git command that does, or an address of any scheme.
 _NETWORK_COMMAND = re.compile(
     r"\b(?:curl|wget|nc|ncat|netcat|socat|ssh|scp|sftp|rsync|ftp|telnet|http|httpie|aria2c)\b|/dev/tcp/|"
-    r"\b(?:requests|urllib|httpx|aiohttp|fetch|socket)\b",
+    r"\b(?:requests|urllib|httpx|aiohttp|fetch|socket)\b|"
+    r"\bgit\s+(?:push|pull|fetch|clone|ls-remote|send-email)\b|\b(?:pip3?|npm|pnpm|yarn|gem|cargo)\s+\w|"
+    r"\b[a-z][a-z0-9+.-]*://|\b(?:\d{1,3}\.){3}\d{1,3}\b",
     re.IGNORECASE,
 )
+_QUOTING = re.compile(r"[\\'\"]")
+#: Command-analysis rules (:mod:`clawcore.security.commands`) that mean the command reaches the network,
+#: or reads credentials, however the line is spelled.
+_EGRESS_RULES = frozenset({"exfiltration", "upload", "tunnel", "remote-code", "download-and-run", "reverse-shell",
+                           "listener", "pipe-to-shell"})
+_CREDENTIAL_RULES = frozenset({"credential-read", "credential-search", "secrets-file"})
 _SENDING_TOOL = re.compile(r"send|post|mail|upload|publish|tweet|message|transfer|share|webhook|http|fetch|notify",
                            re.IGNORECASE)
 _DATA_CARRIER = re.compile(r"https?://|!\[[^\]]*\]\(|\b[\w.+-]+@[\w-]+\.[\w.]+\b")
 _REDACTED = "[prism: removed suspected instruction]"
+_NOT_ALNUM = re.compile(r"[^a-z0-9]")
+_BLOB = re.compile(r"[A-Za-z0-9+/_-]{20,}")
 
 
 _V = TypeVar("_V")
@@ -292,8 +308,8 @@ class Monitor:
         with self.lock:
             state = self.store.peek(risk_key(context.session_id, context.conversation_id))
         token = state.canary if state is not None else ""
-        if token and token in message.content:
-            return replace(message, content=message.content.replace(token, "[prism canary]"))
+        if token and _carries(token, message.content):
+            return replace(message, content=_spelled(token).sub("[prism canary]", message.content))
         return None
 
     def before_prompt_build(self, context: HookContext) -> list[PromptSection]:
@@ -334,7 +350,7 @@ class Monitor:
             self.reload_config(context)
             state = self._state(context)
             arguments = " ".join(_strings(call.arguments))
-            if state.canary and state.canary in arguments:
+            if _carries(state.canary, arguments):
                 return self._exfiltration(state, context, f"tool call {call.name}")
             step = self.store.step(state, self.settings.thresholds)
             key = risk_key(context.session_id, context.conversation_id)
@@ -342,8 +358,7 @@ class Monitor:
                 return Decision.deny(f"session {key} is locked by prism; an operator can run "
                                      f"`clawcore prism unlock {context.session_id}`", rules=("ladder.lock",),
                                      source=SOURCE)
-            egress = self._is_egress(call, arguments)
-            if state.credential_read and egress:
+            if state.credential_read and self._is_egress(call, arguments):
                 context.record("prism.credential_egress", {"tool": call.name, "call_id": call.id})
                 return Decision.deny("network egress after reading credentials in this session",
                                      rules=("taint.credential-egress",), source=SOURCE)
@@ -364,9 +379,9 @@ class Monitor:
         with self.lock:
             self.reload_config(context)
             state = self._state(context)
-            if state.canary and state.canary in message.content:
+            if _carries(state.canary, message.content):
                 return self._exfiltration(state, context, "outbound message")
-            if _SECRET.search(message.content):
+            if _SECRET.search(message.content) or _SECRET.search(canonicalise(message.content).text):
                 context.record("prism.dlp", {"rules": ["dlp.secret"]})
                 return Decision.deny("outbound message contains a credential", rules=("dlp.secret",), source=SOURCE)
             step = self.store.step(state, self.settings.thresholds)
@@ -386,7 +401,7 @@ class Monitor:
         with self.lock:
             self.reload_config(context)
             state = self._state(context)
-            if state.canary and state.canary in task:
+            if _carries(state.canary, task):
                 return self._exfiltration(state, context, "sub-agent task")
             step = self.store.step(state, self.settings.thresholds)
             if step >= Step.BLOCK_SUBAGENTS:
@@ -418,14 +433,16 @@ class Monitor:
         if call.name in ("read_file", "memory_get", "edit_file"):
             return bool(_CREDENTIAL_PATH.search(str(call.arguments.get("path", ""))))
         if call.name == "bash":
-            return bool(_CREDENTIAL_PATH.search(str(call.arguments.get("command", ""))))
+            command = str(call.arguments.get("command", ""))
+            return bool(_CREDENTIAL_PATH.search(_QUOTING.sub("", command)) or _command_rules(command) & _CREDENTIAL_RULES)
         return False
 
     def _is_egress(self, call: ToolCall, arguments: str) -> bool:
         if call.name == "web_fetch":
             return True
         if call.name == "bash":
-            return bool(_NETWORK_COMMAND.search(arguments))
+            command = str(call.arguments.get("command", ""))
+            return bool(_NETWORK_COMMAND.search(_QUOTING.sub("", arguments)) or _command_rules(command) & _EGRESS_RULES)
         if call.name in ("read_file", "write_file", "edit_file", "memory_search", "memory_get"):
             return False
         return bool(_SENDING_TOOL.search(call.name))
@@ -458,6 +475,11 @@ class Monitor:
             return rows
 
 
+def _command_rules(command: str) -> set[str]:
+    """Every rule the core's command analysis finds in a ``bash`` command line (cached there)."""
+    return {finding.rule for finding in analyze_command(command).findings}
+
+
 def _remember(cache: OrderedDict[str, _V], key: str, value: _V, limit: int) -> None:
     """Store ``value`` as the newest entry; the oldest go once there are more than ``limit``."""
     cache[key] = value
@@ -466,11 +488,49 @@ def _remember(cache: OrderedDict[str, _V], key: str, value: _V, limit: int) -> N
         cache.popitem(last=False)
 
 
+def _carries(token: str, text: str) -> bool:
+    """Whether ``text`` holds the canary ``token`` however it is written.
+
+    Case, invisible characters, look-alike and full-width letters, separators, escapes and base64 or hex
+    encodings of the whole token are undone by :func:`canonicalise`; the token's 16 random hex digits are
+    then looked for among the letters and digits alone (64 random bits: no text holds them by chance).
+    """
+    if not token:
+        return False
+    if token in text:
+        return True
+    digits = token.removeprefix(CANARY_PREFIX).lower()
+    if digits in _NOT_ALNUM.sub("", canonicalise(text).text.lower()):
+        return True
+    return any(digits in _NOT_ALNUM.sub("", plain.lower()) for plain in _decodings(text))
+
+
+def _decodings(text: str) -> Iterable[str]:
+    """Base64 (either alphabet) and hex readings of the encoded-looking runs of ``text``, bounded."""
+    for blob in _BLOB.findall(text)[:64]:
+        blob = blob[:4096]
+        padded = blob + "=" * (-len(blob) % 4)
+        for decode, encoded in ((base64.b64decode, padded), (base64.urlsafe_b64decode, padded), (bytes.fromhex, blob)):
+            try:
+                raw = decode(encoded)
+            except ValueError:  # binascii.Error included
+                continue
+            yield raw.decode("utf-8", "ignore")
+
+
+@functools.lru_cache(maxsize=256)
+def _spelled(token: str) -> re.Pattern[str]:
+    """The token in any case, with invisible characters or separators between its characters."""
+    gap = r"[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff\s._-]*"
+    return re.compile(gap.join(re.escape(ch) for ch in token), re.IGNORECASE)
+
+
 def _strings(value: Any) -> Iterable[str]:
     if isinstance(value, str):
         yield value
     elif isinstance(value, Mapping):
-        for item in value.values():
+        for key, item in value.items():
+            yield from _strings(key)  # a key is as much an argument as a value (``headers={TOKEN: "1"}``)
             yield from _strings(item)
     elif isinstance(value, (list, tuple)):
         for item in value:

@@ -32,6 +32,8 @@ from clawcore_prism.settings import Thresholds
 __all__ = ["RiskState", "RiskStore", "Step", "risk_key"]
 
 STATE_FILE = "state.db"
+#: A canary token is this prefix and 16 random hex digits.
+CANARY_PREFIX = "PRISM-"
 #: Risk below this is as good as none: a closed session's key is forgotten.
 SPENT = 0.01
 #: The JSON file earlier versions kept; imported once into :data:`STATE_FILE`, then renamed ``.imported``.
@@ -293,7 +295,7 @@ class RiskStore:
 
     def canary(self, state: RiskState) -> str:
         if not state.canary:
-            state.canary = "PRISM-" + secrets.token_hex(8)
+            state.canary = CANARY_PREFIX + secrets.token_hex(8)
         return state.canary
 
     def keys_of(self, session_id: str) -> list[str]:
