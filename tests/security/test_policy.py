@@ -172,6 +172,35 @@ def test_urls_in_commands_pass_the_network_blocklists(make_runtime: Any) -> None
     assert blocked.action is Action.ALLOW
 
 
+RUNTIME_FILE_COMMANDS = [
+    "printf 'tools: x' > ../clawcore.yaml",  # from the workspace, one level up is the home
+    "sed -i s/coding/full/ {home}/clawcore.yaml",
+    "sed -i 1d {home}/audit/audit.jsonl",
+    "rm -f ../audit/audit.checkpoints.jsonl",
+    "mv {home}/audit /tmp/x",
+    "mv .. /tmp/x",
+    "cd .. && truncate -s 0 audit/audit.jsonl",
+    "cat ../au*/*.jsonl",
+    'd=..; cat "$d"/clawcore.yaml',
+    "cp -r ../index /tmp/i",
+    "echo $(cat ../sessions/s1.jsonl)",
+]
+
+
+@pytest.mark.parametrize("command", RUNTIME_FILE_COMMANDS)
+def test_commands_never_reach_the_runtimes_own_files(make_runtime: Any, clawcore_home: Path, command: str) -> None:
+    command = command.replace("{home}", str(clawcore_home))
+    for policy in ({"profile": "coding"}, {"profile": "full"}):
+        decision = decide(make_runtime, policy, "bash", command=command)
+        assert decision.action is Action.DENY and "command:runtime-files" in decision.rules, (policy, decision)
+
+
+@pytest.mark.parametrize("command", ["ls ..", "ls ~", "find . -name '*.md'", "cat memory/*.md", "echo audit index",
+                                     "git log --oneline | head", "cat /etc/os-release"])
+def test_ordinary_commands_near_the_runtimes_files_still_run(make_runtime: Any, command: str) -> None:
+    assert decide(make_runtime, {"profile": "coding"}, "bash", command=command).action is Action.ALLOW
+
+
 def test_real_tool_calls_run_or_are_refused_before_anything_executes(
     make_runtime: Any, clawcore_home: Path
 ) -> None:

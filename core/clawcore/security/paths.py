@@ -28,6 +28,7 @@ redirecting it.
 from __future__ import annotations
 
 import errno
+import fnmatch
 import os
 import re
 import secrets
@@ -435,6 +436,48 @@ class PathPolicy:
             if not any(location.matches(real) for location in self._allowed):
                 roots = ", ".join(loc.prefix or loc.spec for loc in self._allowed) or "none"
                 return "path-outside", f"path {shown} resolves to {real}, outside the allowed paths ({roots})"
+        return None
+
+    def runtime_file(self, word: str, bases: Sequence[Path], *, home_too: bool = False) -> str | None:
+        """The runtime file (config, audit log, transcripts, index) a shell word names.
+
+        For the words of a ``bash`` command, which the file tools' checks never see: relative words are
+        read from each of ``bases``, ``~`` as both the user's home and the sandbox's (the working
+        directory), and a glob matches when it could name an entry or anything inside it. A word with a
+        part only known at run time (``\\x00`` from :mod:`clawcore.security.shell`) is checked when its
+        known part names an entry. ``home_too``: the home folder itself counts (for commands that move,
+        delete or re-own what they name). Returns the entry's path, or None.
+        """
+        from clawcore.security.shell import DYNAMIC
+
+        if DYNAMIC in word and not any(name in word for name in (*PROTECTED_HOME_ENTRIES, self.home.name)):
+            return None
+        if word.startswith("~"):
+            rest = word[1:]
+            user_home = self.environ.get("HOME") or str(Path.home())
+            candidates = [user_home + rest, str(self.workspace) + rest]
+        elif word.startswith(("/", DYNAMIC)):
+            candidates = [word]
+        else:
+            candidates = [str(base / word) for base in bases]
+        entries = [str(self.home / entry) for entry in PROTECTED_HOME_ENTRIES]
+        home = [str(self.home)] if home_too else []
+        for candidate in candidates:
+            if _GLOB.search(candidate) or DYNAMIC in candidate:
+                parts = os.path.normpath(candidate.replace(DYNAMIC, "*")).split("/")
+                for target in home + entries:
+                    depth = target.count("/") + 1  # the pattern's parts that would name the target itself
+                    named = len(parts) >= depth and fnmatch.fnmatchcase(target, "/".join(parts[:depth]))
+                    if named and (target in entries or len(parts) == depth):
+                        return target
+                continue
+            try:
+                readings = {os.path.normpath(candidate), os.path.realpath(candidate)}
+            except OSError:  # a link it may not follow (/proc/1/ns/...): the spelling alone is judged
+                readings = {os.path.normpath(candidate)}
+            for real in readings:
+                if real in home or any(_inside(real, entry) for entry in entries):
+                    return real if real in home else next(e for e in entries if _inside(real, e))
         return None
 
     # -- opening ---------------------------------------------------------------

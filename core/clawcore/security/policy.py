@@ -129,6 +129,10 @@ TOOLS_SCHEMA: dict[str, Any] = {
 }
 
 
+#: Commands that move, delete or re-own what they name: for them the home folder itself is a runtime file.
+_MOVERS = frozenset({"mv", "rm", "rmdir", "shred", "unlink", "ln", "chmod", "chown", "chattr", "chgrp", "truncate"})
+
+
 @dataclass(frozen=True)
 class ArgumentRule:
     """One ``tools.policy.rules`` entry, compiled."""
@@ -301,6 +305,7 @@ class ToolPolicy:
                     )
                 )
             out.extend(self._command_urls(command))
+            out.extend(self._command_runtime_files(command))
         op = _PATH_TOOLS.get(call.name)
         if op is None and "fs" in self._groups_of(call.name) and "path" in args:
             op = "write" if any(k in args for k in ("content", "new")) else "read"
@@ -347,6 +352,35 @@ class ToolPolicy:
                     Decision.confirm(*decision.reasons, rules=("command:url-not-allowed",), source=SOURCE)
                 )
         return out
+
+    def _command_runtime_files(self, command: str) -> list[Decision]:
+        """A shell command may not name the runtime's own files: config, audit log, transcripts, index.
+
+        The file tools refuse them by path; a shell reaches them by any spelling (``../clawcore.yaml``
+        from the workspace, ``sed -i`` on the config, ``mv`` of the audit folder), so every word of the
+        line — arguments, redirect targets, assigned values — is resolved as a path and checked, from
+        the workspace and, when the line changes directory, from the home as well.
+        """
+        from clawcore.security import shell
+
+        policy = self._path_policy()
+        script = shell.parse(command)
+        commands = list(script.commands)
+        for cmd in commands:
+            commands.extend(c for c in cmd.substitutions if c not in commands)
+        changes_directory = any(cmd.name in ("cd", "pushd") for cmd in commands)
+        words = [(w.text, cmd.name in _MOVERS) for cmd in commands for w in cmd.words]
+        words += [(r.target, False) for cmd in commands for r in cmd.redirects]
+        words += [(value, False) for cmd in commands for value in cmd.assignments.values()]
+        for word, home_too in dict.fromkeys(w for w in words if w[0].strip(shell.DYNAMIC)):
+            target = policy.runtime_file(word, [policy.workspace], home_too=home_too)
+            if target is None and changes_directory:
+                target = policy.runtime_file(word, [policy.home])
+            if target is not None:
+                return [Decision.deny(f"the command names the runtime's own {Path(target).name} ({target}); "
+                                      "no tool may touch the config, audit log, transcripts or index",
+                                      rules=("command:runtime-files",), source=SOURCE)]
+        return []
 
     def _groups_of(self, tool: str) -> set[str]:
         return {name for name, members in self.groups.items() if tool in members}
