@@ -265,7 +265,47 @@ def test_commands_that_programs_run_for_you_are_judged(command: str) -> None:
     assert analyze(command).action is DENY, analyze(command).findings
 
 
+@pytest.mark.parametrize(
+    "command, action, rule",
+    [
+        # wrappers that run the rest of the line
+        ("systemd-run rm -rf /", DENY, "destructive-delete"),
+        ("prlimit --nofile=64 rm -rf /", DENY, "destructive-delete"),
+        ("setpriv rm -rf /", DENY, "destructive-delete"),
+        ("unshare rm -rf /", DENY, "destructive-delete"),
+        ("proot rm -rf /", DENY, "destructive-delete"),
+        # what interpreters hand to exec or a shell
+        ("python3 -c \"import subprocess;subprocess.run(['rm','-rf','/'])\"", DENY, "destructive-delete"),
+        ("python3 -c 'import os;os.execvp(\"rm\",[\"rm\",\"-rf\",\"/\"])'", DENY, "destructive-delete"),
+        ("python3 -c 'import shutil;shutil.rmtree(\"/home\")'", DENY, "destructive-delete"),
+        ("perl -e 'exec \"rm -rf /\"'", DENY, "destructive-delete"),
+        ("perl -e 'qx(rm -rf /)'", DENY, "destructive-delete"),
+        ("perl -e \"print qx(cat /etc/shadow)\"", DENY, "credential-read"),
+        ("ruby -e '`rm -rf /`'", DENY, "destructive-delete"),
+        ("lua -e 'os.execute(\"rm -rf /\")'", DENY, "destructive-delete"),
+        # credential files reached through globs and procfs
+        ("cat /e??/sh*w", DENY, "credential-read"),
+        ("cat /etc/shad[o]w", DENY, "credential-read"),
+        ("cat ~/.ssh/*", DENY, "credential-read"),
+        ("cat /proc/self/root/etc/shadow", DENY, "credential-read"),
+        # names only known at run time
+        ("IFS=,; c=rm,-rf,/; $c", CONFIRM, "dynamic-command"),
+        ('set -- rm -rf /; "$@"', CONFIRM, "dynamic-command"),
+        ("a=(rm -rf /); ${a[@]}", CONFIRM, "dynamic-command"),
+        ("read a <<< 'rm -rf /'; $a", CONFIRM, "dynamic-command"),
+        ("$EDITOR notes.md", CONFIRM, "dynamic-command"),
+    ],
+)
+def test_evasions_by_wrapper_interpreter_glob_and_expansion(command: str, action: Action, rule: str) -> None:
+    result = analyze(command)
+    assert result.action is action and rule in result.rules, result.findings
+
+
 def test_ordinary_look_alikes_stay_allowed() -> None:
+    assert analyze("c=ls; $c -la").action is ALLOW  # a name the reading resolves
+    assert analyze("cat ~/.ssh/*.pub").action is ALLOW and analyze("cat *").action is ALLOW
+    assert analyze("python3 -c 'import shutil; shutil.rmtree(\"build\")'").action is ALLOW
+    assert analyze("python3 -c \"import subprocess; subprocess.run(['ls', '-la'])\"").action is ALLOW
     assert analyze("ssh build@ci.example 'make test'").action is ALLOW
     assert analyze("alias ll='ls -la'").action is ALLOW
     assert analyze("trap 'rm -f $TMPFILE' EXIT").action is ALLOW

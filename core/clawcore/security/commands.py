@@ -453,6 +453,10 @@ class _Judge:
             self.confirm("glob-command", f"spells the command name as a glob ({cmd.words[0].value})")
         if cmd.words[0].dynamic and not cmd.words[0].value.strip() and cmd.depth > 0 and cmd.substitutions:
             self.confirm("dynamic-command", "runs another command's output as a command")
+        elif "$" in cmd.words[0].raw and (cmd.words[0].dynamic or _sets_ifs(script)):
+            # `$c`, `"$@"`, `${a[@]}`, `$(…)`: what runs is decided when the line runs (by `set --`, `read`,
+            # an array, or word splitting on a changed IFS), which a static reading cannot follow.
+            self.confirm("dynamic-command", f"the command's name is only known at run time ({cmd.words[0].raw})")
         if not argv:
             return
         name, args = argv[0], argv[1:]
@@ -725,15 +729,24 @@ class _Judge:
             self.confirm("spawns-shell", f"{lang} code starts an interactive shell")
         if CODE_FORK.search(code):
             self.deny("fork-bomb", f"{lang} code forks without end")
-        if CODE_DESTROY.search(code) and CODE_ROOTISH.search(code):
-            self.deny("destructive-delete", f"{lang} code deletes the home folder or the filesystem root")
         literals = [a or b for a, b in CODE_STRING.findall(code)]
+        if CODE_DESTROY.search(code) and (CODE_ROOTISH.search(code) or any(map(is_root_target, literals))):
+            self.deny("destructive-delete", f"{lang} code deletes the home folder or the filesystem root")
         decodes = re.search(
             r"b64decode|decode_base64|base64_decode|Base64\.decode|atob\(|fromhex|unhexlify|"
             r"FromBase64String|Buffer\.from\(",
             code,
         )
         runs = CODE_SPAWN.search(code) or CODE_EVAL.search(code)
+        if runs:
+            # What the code hands a shell or exec: `…` and qx(…), and argument lists (['rm', '-rf', '/']).
+            spawned = ["".join(groups) for groups in re.findall(
+                r"`([^`]+)`|\bqx\s*\(([^)]*)\)|\bqx\s*\{([^}]*)\}|\bqx\s*\[([^\]]*)\]|\bqx\s*\|([^|]*)\|", code)]
+            spawned += [" ".join(a or b for a, b in CODE_STRING.findall(items))
+                        for items in re.findall(r"\(\s*(?:['\"][^'\"]*['\"]\s*,\s*)?[\[{]([^\]}]*)[\]}]", code)]
+            for text in spawned:
+                if text.strip():
+                    self.found.extend(self.nested(text, f"a command run by {lang} code"))
         for literal in literals:
             text = literal.replace("\\n", "\n")
             if is_credential(text.strip()):
@@ -1745,6 +1758,12 @@ def _effective_texts(cmd: SimpleCommand) -> list[str]:
     if cached is None:
         cached = cmd.memo["effective-texts"] = _peel(cmd, [w.text for w in cmd.words])
     return list(cached)  # type: ignore[call-overload]
+
+
+def _sets_ifs(script: shell.Script) -> bool:
+    """Whether the line changes IFS, so that an expansion splits into words the reading cannot see."""
+    return any("IFS" in cmd.assignments or any(w.value.startswith("IFS=") for w in cmd.words[1:])
+               for cmd in script.commands)
 
 
 def _peel(cmd: SimpleCommand, words: list[str] | None = None) -> list[str]:

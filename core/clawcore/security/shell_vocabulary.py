@@ -9,6 +9,7 @@ interpreter one-liners. :mod:`clawcore.security.commands` applies them.
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 
@@ -117,6 +118,16 @@ WRAPPERS = {
     "firejail",
     "busybox",
     "toybox",
+    "systemd-run",
+    "prlimit",
+    "setpriv",
+    "unshare",
+    "proot",
+    "nsjail",
+    "bwrap",
+    "cgexec",
+    "numactl",
+    "faketime",
 }
 FETCHERS = {
     "curl",
@@ -510,8 +521,9 @@ CODE_REVERSE_SHELL = re.compile(
     re.IGNORECASE,
 )
 CODE_SPAWN = re.compile(
-    r"(dup2|subprocess|os\.system|popen|pty\.spawn|exec\s*\(|execve|spawn|system\s*\(|/bin/(ba|z|da)?sh|"
-    r"cmd\.exe|child_process|proc_open|shell_exec|passthru|IO\.popen|Kernel\.exec|`)",
+    r"(dup2|subprocess|os\.system|popen|pty\.spawn|exec\s*\(|\bexec[lv]p?e?\s*\(|execve|spawn|system\s*\(|/bin/(ba|z|da)?sh|"
+    r"cmd\.exe|child_process|proc_open|shell_exec|passthru|IO\.popen|Kernel\.exec|`|"
+    r"\b(?:exec|system)\s+['\"]|\bqx\s*[({\[/|]|os\.execute|io\.popen)",
     re.IGNORECASE,
 )
 CODE_FETCH = re.compile(
@@ -558,6 +570,8 @@ def norm_path(path: str) -> str:
         p = "~" + p[p.find("/") :] if "/" in p else "~"
     p = re.sub(r"/{2,}", "/", p)
     p = re.sub(r"(/\.)+(/|$)", "/", p)
+    # /proc/self/root (and a process's or thread's) is the root filesystem seen through procfs.
+    p = re.sub(r"^(?:/proc/(?:self|thread-self|\d+|\*)(?:/task/(?:\d+|\*))?/root)+(?=/|$)", "", p) or "/"
     if p.startswith(("/", "~/")) and "/.." in p:
         head = "~" if p.startswith("~") else ""
         p = head + posixpath.normpath(p[len(head) :] or "/")
@@ -591,9 +605,23 @@ def is_root_target(path: str) -> bool:
     return False
 
 
+#: Credential files a glob may be written to reach (``/e??/sh*w``, ``~/.ssh/*``): a glob matching one is read
+#: as that file.
+CREDENTIAL_EXAMPLES = (
+    "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "~/.ssh/id_rsa", "~/.ssh/id_ecdsa", "~/.ssh/id_ed25519",
+    "~/.aws/credentials", "~/.netrc", "~/.git-credentials", "~/.docker/config.json", "~/.kube/config",
+    "~/.config/gh/hosts.yml", "~/.config/gcloud/credentials.db", "/proc/self/environ", "/proc/1/environ",
+    "/root/.ssh/id_rsa", "/root/.aws/credentials", "~/.pgpass", "~/.vault-token", "~/.npmrc", "~/.pypirc",
+)
+
+
 def is_credential(path: str) -> bool:
     """A file that holds credentials: keys, cloud and registry logins, password hashes, secrets files."""
     p = norm_path(path)
+    if shell.DYNAMIC not in path and p.startswith(("/", "~/")) and re.search(r"[*?\[]", p) and not CREDENTIAL.search(p):
+        parts = p.split("/")  # part by part: a wildcard stays within one directory level, as in the shell
+        return any(len(parts) == example.count("/") + 1
+                   and all(map(fnmatch.fnmatchcase, example.split("/"), parts)) for example in CREDENTIAL_EXAMPLES)
     return bool(CREDENTIAL.search(p)) and not p.endswith((".pub", ".example", ".sample", ".template"))
 
 
