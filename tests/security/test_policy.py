@@ -201,6 +201,14 @@ def test_ordinary_commands_near_the_runtimes_files_still_run(make_runtime: Any, 
     assert decide(make_runtime, {"profile": "coding"}, "bash", command=command).action is Action.ALLOW
 
 
+@pytest.mark.parametrize("url", ["http://0xa9fea9fe/", "http://0251.0376.0251.0376/", "http://169.254.43518/",
+                                 "http://169.16689662/", "http://[::ffff:169.254.169.254]/",
+                                 "http://169.254.169.254.nip.io/latest/", "http://metadata/computeMetadata/v1/"])
+def test_instance_metadata_in_a_command_is_denied_in_any_spelling(make_runtime: Any, url: str) -> None:
+    decision = decide(make_runtime, {"profile": "coding"}, "bash", command=f"curl -s '{url}'")
+    assert decision.action is Action.DENY and "command:cloud-credentials" in decision.rules
+
+
 def test_real_tool_calls_run_or_are_refused_before_anything_executes(
     make_runtime: Any, clawcore_home: Path
 ) -> None:

@@ -129,6 +129,38 @@ TOOLS_SCHEMA: dict[str, Any] = {
 }
 
 
+#: Wildcard DNS services: ``169.254.169.254.nip.io`` resolves to the address it spells.
+_WILDCARD_DNS = re.compile(r"^(.+?)[.-](?:nip\.io|sslip\.io|xip\.io|traefik\.me|localtest\.me)\.?$", re.IGNORECASE)
+_METADATA_NAMES = frozenset({"metadata", "metadata.google.internal", "metadata.azure.com", "instance-data",
+                             "instance-data.ec2.internal"})
+
+
+def _names_metadata(url: str) -> bool:
+    """Whether ``url`` names an instance-metadata service, in any spelling of its address.
+
+    Link-local addresses (169.254.0.0/16, fe80::/10, IPv4-mapped too), Alibaba's 100.100.100.200, AWS's
+    fd00:ec2::254, the services' host names, and wildcard-DNS names that spell such an address.
+    """
+    from urllib.parse import urlsplit
+
+    from clawcore.security.network import parse_ip
+
+    try:
+        host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    except ValueError:
+        return False
+    if host in _METADATA_NAMES:
+        return True
+    spelled = _WILDCARD_DNS.match(host)
+    if spelled:
+        host = spelled.group(1).replace("-", ".")
+    address = parse_ip(host)
+    if address is None:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None) or address
+    return mapped.is_link_local or str(mapped) in ("100.100.100.200", "fd00:ec2::254")
+
+
 #: Commands that move, delete or re-own what they name: for them the home folder itself is a runtime file.
 _MOVERS = frozenset({"mv", "rm", "rmdir", "shred", "unlink", "ln", "chmod", "chown", "chattr", "chgrp", "truncate"})
 
@@ -336,6 +368,10 @@ class ToolPolicy:
         """
         out = []
         for url in dict.fromkeys(_URL_IN_TEXT.findall(command)):
+            if _names_metadata(url):
+                out.append(Decision.deny(f"reaches the cloud instance-metadata service ({url}), where credentials live",
+                                         rules=("command:cloud-credentials",), source=SOURCE))
+                continue
             decision = self._network_policy().check_url(url, resolve=False)
             if decision.action is Action.DENY and set(decision.rules) & {
                 "url-exfiltration",
