@@ -183,6 +183,20 @@ class Config:
         return (self.home / str(self.data.get("workspace", "workspace"))).expanduser()
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """The safe loader, refusing a key given twice in one mapping (YAML keeps the last one silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice in one mapping", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_config_file(path: Path) -> dict[str, Any]:
     """Parse the YAML file; a missing or empty file is an empty config."""
     try:
@@ -192,7 +206,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read the file: {exc}", path=str(path)) from exc
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -284,9 +298,18 @@ def _key_path(parts: Iterator[Any] | Any) -> str:
     return text or "(top level)"
 
 
+#: Keys whose values are secrets: a problem with one names its type, never its value.
+_SECRET_KEY = re.compile(r"(?i)(token|password|passwd|secret|api_?key|credential|private_?key)")
+
+
 def _describe(error: jsonschema.ValidationError) -> list[str]:
     where = _key_path(error.absolute_path)
     prefix = "" if where == "(top level)" else where + "."
+    if any(_SECRET_KEY.search(str(part)) for part in error.absolute_path):
+        if error.validator == "type":
+            expected = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+            return [f"{where}: expected {' or '.join(expected)}, got {_type_name(error.instance)} (a secret: not shown)"]
+        return [f"{where}: the value fails the {error.validator!r} check (a secret: not shown)"]
     if error.validator == "additionalProperties":
         known = list(error.schema.get("properties", {}))
         extras = [key for key in error.instance if key not in known]

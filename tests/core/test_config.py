@@ -23,6 +23,9 @@ MALFORMED = [
     ("sandbox:\n  docker:\n    timeout: soon\n", "sandbox.docker.timeout: 'soon' is not a duration like 30s"),
     ("key: value\n\tbad: tab\n", "invalid YAML"),
     ("sandbox:\n  timeout: -3\n", "sandbox.timeout: -3 is not a duration like 30s"),
+    ("sandbox: {}\nsandbox: {timeout: 5s}\n", "line 2, column 1: invalid YAML: the key 'sandbox' is given twice"),
+    ("auth:\n  token: [ghp_N6VEq8ZtR2mK9pLw3zXc7vB1nY4hJ6dF0sA5]\n",
+     "auth.token: expected string or null, got a list (a secret: not shown)"),
 ]
 
 
@@ -38,7 +41,7 @@ def test_malformed_config_is_one_line_with_key_path(text, expected, clawcore_hom
     assert len(lines) == 1, err
     assert lines[0].startswith(f"error: {config_file}: ")
     assert expected in lines[0]
-    assert "Traceback" not in err
+    assert "Traceback" not in err and "ghp_" not in err  # a secret is never echoed
     assert config_file.read_bytes() == before  # nothing lost
 
 

@@ -69,6 +69,12 @@ def test_runtime_files_are_protected_even_inside_allowed_roots(policy: PathPolic
     assert policy.check(str(home / "clawcore.yaml"), "read").rules == ("path-protected",)
 
 
+@pytest.mark.parametrize("path", ["server.KEY", "x.Key", "ID_RSA", "sub/.ENV", "sub/.Env.local", "certs/Store.P12"])
+def test_denied_entries_ignore_case(policy: PathPolicy, path: str) -> None:
+    for op in ("read", "write"):
+        assert policy.check(path, op).action.value == "deny", (path, op)
+
+
 def test_read_only_paths_allow_read_but_not_write(policy: PathPolicy) -> None:
     assert allowed(policy, ".git/hooks/pre-commit", "read")
     assert not allowed(policy, ".git/hooks/pre-commit", "write")

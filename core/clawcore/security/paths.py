@@ -253,7 +253,7 @@ class _Location:
         return _inside(real, self.prefix)
 
 
-def _glob_regex(glob: str) -> re.Pattern[str]:
+def _glob_regex(glob: str, *, fold: bool = False) -> re.Pattern[str]:
     out = []
     i = 0
     while i < len(glob):
@@ -275,7 +275,7 @@ def _glob_regex(glob: str) -> re.Pattern[str]:
     body = "".join(out)
     if not glob.startswith("/"):
         body = "(?:.*/)?" + body
-    return re.compile(body + "$")
+    return re.compile(body + "$", re.IGNORECASE if fold else 0)
 
 
 # --------------------------------------------------------------------------
@@ -307,7 +307,9 @@ class PathPolicy:
         object.__setattr__(self, "workspace", Path(os.path.realpath(self.workspace)))
         object.__setattr__(self, "home", Path(os.path.realpath(self.home)))
         object.__setattr__(self, "_allowed", tuple(self._location(s) for s in self.allowed))
-        object.__setattr__(self, "_denied", tuple(self._location(s) for s in self.denied if not s.startswith("!")))
+        # Denied entries ignore case: `server.KEY` or `.ENV` holds the same secrets as the lower-case names.
+        object.__setattr__(self, "_denied", tuple(self._location(s, fold=True) for s in self.denied
+                                                  if not s.startswith("!")))
         object.__setattr__(self, "_exceptions", tuple(self._location(s[1:]) for s in self.denied if s.startswith("!")))
         object.__setattr__(self, "_read_only", tuple(self._location(s) for s in self.read_only))
         protected = [self._location(str(self.home / entry)) for entry in PROTECTED_HOME_ENTRIES]
@@ -338,7 +340,7 @@ class PathPolicy:
             value = user_home + value[1:]
         return value
 
-    def _location(self, spec: str) -> _Location:
+    def _location(self, spec: str, *, fold: bool = False) -> _Location:
         value = self._expand_spec(spec)
         if _GLOB.search(value):
             if value.startswith("/"):
@@ -347,7 +349,7 @@ class PathPolicy:
                 base = value[: first.start() if first else len(value)].rsplit("/", 1)[0]
                 if base:
                     value = os.path.realpath(base) + value[len(base):]
-            return _Location(spec, pattern=_glob_regex(value))
+            return _Location(spec, pattern=_glob_regex(value, fold=fold))
         if not value.startswith("/"):
             value = str(self.workspace / value)
         return _Location(spec, prefix=os.path.realpath(value))
