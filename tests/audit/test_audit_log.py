@@ -45,6 +45,7 @@ def test_torn_garbage_tail_is_reported_then_set_aside(tmp_path: Path) -> None:
     assert records[5].data["droppedBytes"] == len(b'{"data":{"i":5},"hash":"ab')
     assert records[6].data == {"i": "after"}
     assert b'"hash":"ab' in (tmp_path / "audit.jsonl.torn").read_bytes()
+    assert (tmp_path / "audit.jsonl.torn").stat().st_mode & 0o777 == 0o600  # private whatever the umask
     assert verify_log(path).ok
 
 

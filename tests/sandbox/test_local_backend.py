@@ -81,6 +81,15 @@ def test_env_passthrough_never_passes_secrets(tmp_path: Path, monkeypatch: pytes
     assert "CLAWCORE_SANDBOX=local:none" in result.stdout
 
 
+def test_env_passthrough_checks_values_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GH_PAT", "ghp_N6VEq8ZtR2mK9pLw3zXc7vB1nY4hJ6dF0sA5")
+    monkeypatch.setenv("DATABASE_URL", "postgres://admin:Xk9mQ2vR7pLw3z@db.example:5432/app")
+    monkeypatch.setenv("EDITOR", "vim")
+    result = LocalSandbox(isolation="none", pass_env=["*"]).run("env", cwd=tmp_path, timeout_s=10)
+    assert "EDITOR=vim" in result.stdout
+    assert "ghp_" not in result.stdout and "Xk9mQ2vR7pLw3z" not in result.stdout
+
+
 def _listening_socket() -> tuple[socket.socket, int]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

@@ -41,6 +41,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from clawcore.security.secrets import scan_text
 from clawcore.types import ExecResult, ProviderUnavailable
 
 __all__ = ["BASE_ENV_KEYS", "Isolation", "LocalSandbox", "detect_isolation"]
@@ -218,7 +219,7 @@ class LocalSandbox:
         for key, value in os.environ.items():
             if any(fnmatchcase(key, pattern) for pattern in self.pass_env) and not any(
                 fnmatchcase(key.upper(), pattern) for pattern in _SECRET_ENV
-            ):
+            ) and not scan_text(value):  # a credential under an innocent name (GH_PAT, DATABASE_URL) stays out
                 env[key] = value
         env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
         env.setdefault("LANG", "C.UTF-8")

@@ -648,7 +648,8 @@ class AuditLog:
         except (ValueError, KeyError, TypeError):
             pass
         aside = self.path.with_name(self.path.name + ".torn")
-        with aside.open("ab") as out:
+        # Private like the log itself (0600), whatever the umask: the torn bytes are a record's.
+        with os.fdopen(os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as out:
             out.write(f"# {_iso(time.time())} offset {offset} bytes {len(torn)}\n".encode())
             out.write(torn + b"\n")
         os.ftruncate(fd, offset)
