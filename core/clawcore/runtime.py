@@ -139,8 +139,10 @@ class Runtime:
 
     def audit(self, kind: str, data: Mapping[str, Any], *, session_id: str = "") -> None:
         """Send an event to every audit sink, secrets redacted first."""
-        from clawcore.security.secrets import redact_data
+        from clawcore.security.secrets import redact, redact_data
 
+        # The kind and the session id are text a caller chose (`clawcore audit record KIND --session S`).
+        kind, session_id = redact(kind), redact(session_id)
         event = AuditEvent(kind, redact_data(dict(data)), session_id, time.time())
         # Sinks need the home and config to know where to write, so they always get a context.
         context = self.context(session_id)

@@ -50,6 +50,15 @@ def test_record_then_verify(home: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert code == 0 and out.startswith("ok: 4 records")
 
 
+def test_a_credential_in_the_kind_or_session_is_redacted(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    token = "ghp_N6VEq8ZtR2mK9pLw3zXc7vB1nY4hJ6dF0sA5"
+    code, _, _ = _run(capsys, home, "record", f"x.{token}", "--session", token)
+    assert code == 0
+    assert token not in (home / "audit" / "audit.jsonl").read_text()
+    code, out, _ = _run(capsys, home, "verify")
+    assert code == 0, out
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -245,11 +245,13 @@ def record(state: CliState, kind: str, data_json: str, session: str) -> None:
         )
     from clawcore.security.audit_plugin import writer_for
 
+    from clawcore.security.secrets import redact
+
     state.runtime().audit(kind, data, session_id=session)
     newest = tail_records(settings.path, 1)
     writer_for(settings).close()  # a command is short-lived: sign what it wrote now
-    if newest and newest[-1].kind == kind:
-        click.echo(f"recorded: seq {newest[-1].seq} {kind}")
+    if newest and newest[-1].kind == redact(kind):  # a credential in the kind is redacted like the payload
+        click.echo(f"recorded: seq {newest[-1].seq} {newest[-1].kind}")
     else:
         raise AuditError(f"the record was not written to {settings.path}; see the message above")
 
