@@ -244,7 +244,6 @@ def record(state: CliState, kind: str, data_json: str, session: str) -> None:
             f"kind {kind!r} is not allowed: it must be non-empty and not start with {RESERVED_PREFIX!r}"
         )
     from clawcore.security.audit_plugin import writer_for
-
     from clawcore.security.secrets import redact
 
     state.runtime().audit(kind, data, session_id=session)
