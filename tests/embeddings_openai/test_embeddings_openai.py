@@ -234,3 +234,24 @@ def test_config_show_masks_the_keys(clawcore_home: Path, capsys: pytest.CaptureF
     assert main(["config", "show"]) == 0
     out = capsys.readouterr().out
     assert "apiKey" in out and SECRET not in out
+
+
+def test_changing_dimensions_rebuilds_without_calling_the_index_corrupt(
+        openai_server: OpenAIServer, plugin_manager: Any, register_plugin: Any, clawcore_home: Path) -> None:
+    register_plugin(clawcore_embeddings_openai, "embeddings_openai")
+    workspace = clawcore_home / "workspace"
+    (workspace / "MEMORY.md").write_text("# Memory\n\nWe decided to migrate the database to Postgres.\n")
+    index = clawcore_home / "index" / "memory.sqlite"
+    for dimensions in (None, 32, None):
+        section = settings_for(openai_server) | ({"dimensions": dimensions} if dimensions else {})
+        memory = open_memory(workspace, {"memory": {"embeddings": {"provider": "openai", "openai": section}}},
+                             plugin_manager=plugin_manager, index_path=index)
+        try:
+            report = memory.sync()
+            assert memory.status()["dims"] == (dimensions or 64)
+            response = memory.search("database migration")
+            assert response.mode == "hybrid" and not response.warnings, response.warnings
+        finally:
+            memory.close()
+    assert sorted(p.name for p in index.parent.iterdir() if "corrupt" in p.name) == []
+    assert report.cached == 1  # the 64-dimension vector came back from the cache

@@ -383,7 +383,7 @@ class Memory:
         provider = self.provider
         if provider is None:
             return {}, []
-        found = store.cached_vectors(provider.name, provider.model, texts_by_hash)
+        found = store.cached_vectors(provider.name, provider.model, provider.dims, texts_by_hash)
         counts.cached += len(found)
         missing = [h for h in texts_by_hash if h not in found]
         fresh: list[tuple[str, bytes]] = []
@@ -415,7 +415,7 @@ class Memory:
         try:
             if provider is not None and fresh:
                 conn.executemany(
-                    "INSERT OR IGNORE INTO embedding_cache(provider, model, hash, dims, vector) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO embedding_cache(provider, model, hash, dims, vector) VALUES (?, ?, ?, ?, ?)",
                     [(provider.name, provider.model, h, provider.dims, blob) for h, blob in fresh],
                 )
             for f, st, digest, chunks in group:
@@ -462,7 +462,7 @@ class Memory:
             self._begin(store)
             try:
                 conn.executemany(
-                    "INSERT OR IGNORE INTO embedding_cache(provider, model, hash, dims, vector) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO embedding_cache(provider, model, hash, dims, vector) VALUES (?, ?, ?, ?, ?)",
                     [(provider.name, provider.model, h, provider.dims, blob) for h, blob in fresh],
                 )
                 if len(fresh) == len(rows):
@@ -750,7 +750,7 @@ class Memory:
             return
         marks = ",".join("?" * len(missing))
         hashes = dict(store.conn.execute(f"SELECT id, hash FROM chunks WHERE id IN ({marks})", missing).fetchall())
-        vectors = store.cached_vectors(provider.name, provider.model, hashes.values())
+        vectors = store.cached_vectors(provider.name, provider.model, provider.dims, hashes.values())
         for cid, digest in hashes.items():
             blob = vectors.get(digest)
             if blob is not None:

@@ -137,15 +137,17 @@ class Store:
 
     # -- vectors -------------------------------------------------------------
 
-    def cached_vectors(self, provider: str, model: str, hashes: Iterable[str]) -> dict[str, bytes]:
+    def cached_vectors(self, provider: str, model: str, dims: int, hashes: Iterable[str]) -> dict[str, bytes]:
+        """Cached vectors of these chunk hashes; only those of ``dims`` (a model can answer in several sizes)."""
         found: dict[str, bytes] = {}
         unique = list(dict.fromkeys(hashes))
         for start in range(0, len(unique), 500):
             batch = unique[start : start + 500]
             marks = ",".join("?" * len(batch))
             rows = self.conn.execute(
-                f"SELECT hash, vector FROM embedding_cache WHERE provider = ? AND model = ? AND hash IN ({marks})",
-                (provider, model, *batch),
+                f"SELECT hash, vector FROM embedding_cache WHERE provider = ? AND model = ? AND dims = ? "
+                f"AND hash IN ({marks})",
+                (provider, model, int(dims), *batch),
             )
             found.update(dict(rows.fetchall()))
         return found
