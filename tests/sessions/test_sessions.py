@@ -35,6 +35,46 @@ def test_torn_last_line_is_skipped_and_the_next_append_starts_fresh(tmp_path: Pa
     assert "line 4 is damaged" in read.problems[0]
 
 
+@pytest.mark.parametrize("line", [
+    b'{"type":"message","role":"user","content":"x","ts":NaN}',
+    b'{"type":"message","role":"user","content":"x","ts":Infinity}',
+    b'{"type":"message","role":"user","content":"x","ts":1e400}',
+    b'{"type":"message","role":"user","content":"x","ts":"noon"}',
+    b'{"type":"message","role":"assistant","content":"x","toolCalls":[{"id":"a","name":"bash","arguments":"rm"}]}',
+    b'{"type":"message","role":"assistant","content":"x","toolCalls":"notalist"}',
+    b'{"type":"message","role":"user","content":"x","metadata":[1]}',
+])
+def test_a_line_of_the_wrong_shape_is_damaged_not_fatal(tmp_path: Path, line: bytes) -> None:
+    store = SessionStore(tmp_path)
+    session_id, transcript = store.create("s1")
+    with transcript.path.open("ab") as handle:
+        handle.write(line + b"\n")
+    transcript.append(message_to_entry(Message("user", "still here"), 2))
+    read = store.read(session_id)
+    assert read.skipped == 1 and read.entries[-1]["content"] == "still here"
+    [info] = store.list()
+    assert info.messages == 1
+    assert SessionHistory.from_entries(read.entries).visible_messages == 1
+
+
+def test_links_and_folders_are_not_transcripts(tmp_path: Path) -> None:
+    from clawcore.errors import ClawcoreError
+    from clawcore.sessions import Transcript
+
+    store = SessionStore(tmp_path)
+    store.create("real")
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text("")
+    (store.root / "link.jsonl").symlink_to(outside)
+    (store.root / "dir.jsonl").mkdir()
+    assert [info.id for info in store.list()] == ["real"]
+    with pytest.raises(ClawcoreError, match="symbolic link"):
+        Transcript(store.root / "link.jsonl").append({"type": "message", "role": "user", "content": "x"})
+    assert outside.read_text() == ""
+    assert "a symbolic link" in Transcript(store.root / "link.jsonl").read().problems[0]
+    assert "cannot be read" in Transcript(store.root / "dir.jsonl").read().problems[0]
+
+
 def test_list_and_info(tmp_path: Path) -> None:
     store = SessionStore(tmp_path)
     assert store.list() == []

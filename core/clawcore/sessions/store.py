@@ -123,8 +123,8 @@ class SessionStore:
         infos = []
         for path in self.root.glob("*.jsonl"):
             session_id = path.stem
-            if not _ID.match(session_id):
-                continue
+            if not _ID.match(session_id) or path.is_symlink() or not path.is_file():
+                continue  # a link or a folder is no transcript this folder holds
             infos.append(_summarise(session_id, path, Transcript(path).read()))
         return sorted(infos, key=lambda info: (info.last_activity, info.id), reverse=True)
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clawcore.errors import ClawcoreError
 from clawcore.types import Message, ToolCall
 
 __all__ = ["Transcript", "TranscriptRead", "message_from_entry", "message_to_entry"]
@@ -60,7 +61,12 @@ class Transcript:
                 data = b"\n" + data
             self._checked_tail = True
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            # O_NOFOLLOW: a transcript that is a symbolic link would carry the conversation out of the folder.
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError as exc:
+            raise ClawcoreError(f"cannot write the transcript {self.path}: "
+                               f"{'it is a symbolic link' if self.path.is_symlink() else exc.strerror}") from None
         try:
             os.write(fd, data)
         finally:
@@ -80,9 +86,13 @@ class Transcript:
     def read(self) -> TranscriptRead:
         """Every intact entry, in order; damaged lines are counted, never fatal."""
         try:
+            if self.path.is_symlink():
+                return TranscriptRead((), problems=(f"{self.path.name}: a symbolic link; not read",))
             data = self.path.read_bytes()
         except FileNotFoundError:
             return TranscriptRead(())
+        except OSError as exc:
+            return TranscriptRead((), problems=(f"{self.path.name}: cannot be read ({exc.strerror}); skipped",))
         lines = data.split(b"\n")
         torn = bool(lines) and lines[-1] != b""
         entries: list[Mapping[str, Any]] = []
@@ -92,10 +102,10 @@ class Transcript:
             if not raw.strip():
                 continue
             try:
-                value = json.loads(raw.decode("utf-8", errors="replace"))
+                value = json.loads(raw.decode("utf-8", errors="replace"), parse_constant=_no_constant)
             except ValueError:
                 value = None
-            if isinstance(value, dict) and isinstance(value.get("type"), str):
+            if isinstance(value, dict) and _intact(value):
                 entries.append(value)
                 if number == len(lines) and torn:
                     torn = False  # a complete object that only lacks its newline
@@ -104,6 +114,27 @@ class Transcript:
                 where = "torn last line" if number == len(lines) and torn else f"line {number} is damaged"
                 problems.append(f"{self.path.name}: {where}; skipped")
         return TranscriptRead(tuple(entries), skipped, torn, len(data), tuple(problems))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _intact(entry: Mapping[str, Any]) -> bool:
+    """Whether an entry has the shape readers rely on; any other line counts as damaged."""
+    if not isinstance(entry.get("type"), str):
+        return False
+    ts = entry.get("ts")
+    if ts is not None and (isinstance(ts, bool) or not isinstance(ts, (int, float)) or not 0 <= ts < 1e11):
+        return False  # seconds since 1970, before the year 5138: anything else is not a time
+    if entry["type"] == "message":
+        calls = entry.get("toolCalls")
+        if calls is not None and not (isinstance(calls, list) and all(
+                isinstance(c, Mapping) and isinstance(c.get("arguments", {}), Mapping) for c in calls)):
+            return False
+        if not isinstance(entry.get("metadata", {}), Mapping):
+            return False
+    return True
 
 
 def message_to_entry(message: Message, seq: int, **extra: Any) -> dict[str, Any]:
