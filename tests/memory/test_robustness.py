@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -314,3 +315,36 @@ def test_corruption_found_by_a_search_is_repaired_and_the_search_answered(
     assert not any("keyword search failed" in w for w in response.warnings)
     assert any("could not be read" in w for w in response.warnings)
     assert list(index.parent.glob("memory.sqlite.corrupt-*"))
+
+
+def test_a_memory_folder_that_cannot_be_listed_keeps_its_files_indexed(tmp_path: Path) -> None:
+    """Unreadable is not deleted: the daily notes stay indexed, and the sync says why it cannot see them."""
+    as_other = []
+    if os.geteuid() == 0:  # root reads any folder: drop the capabilities that let it
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv(1): no way to be refused a folder")
+        as_other = [setpriv, "--bounding-set", "-dac_override,-dac_read_search"]
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n\nThe plum tree is in the north corner.\n")
+    (ws / "memory" / "2026-01-02.md").write_text("- planted a plum tree today\n")
+    index = tmp_path / "index" / "memory.sqlite"
+    index.parent.mkdir()
+    first = subprocess.run([*as_other, sys.executable, "-c", WORKER, str(ws), str(index), "0", "sync"],
+                           capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(first.stdout)["files"] == 2
+    (ws / "memory").chmod(0)
+    try:
+        again = subprocess.run([*as_other, sys.executable, "-c", WORKER, str(ws), str(index), "0", "sync"],
+                               capture_output=True, text=True, timeout=120, check=True)
+    finally:
+        (ws / "memory").chmod(0o755)
+    report = json.loads(again.stdout)
+    assert report["removed"] == 0, report
+    assert any("could not list the memory folder memory" in w for w in report["warnings"]), report
+    conn = sqlite3.connect(index)
+    try:
+        assert {row[0] for row in conn.execute("SELECT path FROM files")} == {"MEMORY.md", "memory/2026-01-02.md"}
+    finally:
+        conn.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from typing import Any
 
@@ -15,6 +16,12 @@ from clawcore.memory.results import SyncReport
 @click.group("memory")
 def command() -> None:
     """Index and search MEMORY.md and the daily notes in memory/."""
+    # These commands print the memory's warnings themselves (`warning: ...`), once; without this the
+    # same lines would also reach stderr through logging's last-resort handler.
+    quiet = logging.getLogger("clawcore.memory")
+    quiet.propagate = False
+    if not quiet.handlers:
+        quiet.addHandler(logging.NullHandler())
 
 
 def _print_report(report: SyncReport) -> None:

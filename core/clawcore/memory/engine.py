@@ -94,6 +94,8 @@ class Memory:
         self._inode: int | None = None
         self._matrix: tuple[int, np.ndarray, np.ndarray] | None = None
         self._discovered: tuple[tuple[object, ...], list[MemoryFile]] | None = None
+        #: Folders the last discovery could not list: their indexed files are kept, not pruned.
+        self._unreadable: tuple[str, ...] = ()
         self._closed = False
         #: Set when an unreadable index was moved aside: the next search rebuilds first.
         self._restore = False
@@ -299,8 +301,10 @@ class Memory:
         cached = self._discovered
         if fingerprint is not None and cached is not None and cached[0] == fingerprint:
             return cached[1]
-        files = discover(self.workspace, self.settings.extra_paths)
-        self._discovered = (fingerprint, files) if fingerprint is not None else None
+        unreadable: list[str] = []
+        files = discover(self.workspace, self.settings.extra_paths, unreadable)
+        self._unreadable = tuple(unreadable)
+        self._discovered = (fingerprint, files) if fingerprint is not None and not unreadable else None
         return files
 
     def _index_into(self, store: Store, progress: Progress | None) -> _Counts:
@@ -319,7 +323,10 @@ class Memory:
             row = rows.get(f.path)
             if row is None or (row[1], row[2]) != (st.st_mtime_ns, st.st_size):
                 stale.append(f)
-        removed = [p for p in rows if p not in present]
+        for folder in self._unreadable:
+            self._warn(f"could not list the memory folder {folder}; its files stay indexed as they were")
+        removed = [p for p in rows if p not in present
+                   and not any(p.startswith(folder + "/") for folder in self._unreadable)]
         if removed:
             self._begin(store)
             try:

@@ -50,13 +50,19 @@ def _label(path: Path, workspace: Path) -> str:
         return path.as_posix()
 
 
-def _walk_markdown(folder: Path, label: str) -> Iterable[tuple[Path, str, Path | None]]:
+def _walk_markdown(folder: Path, label: str, unreadable: list[str]) -> Iterable[tuple[Path, str, Path | None]]:
     """``(path, label, real path or None)`` of each ``*.md`` under ``folder``, sorted,
     without following directory symlinks (no loops). ``label`` is the folder's cited
     name. The real path is known without a system call for plain files; it is None
-    for symlinks, which the caller resolves."""
+    for symlinks, which the caller resolves. The cited name of each folder that could
+    not be listed is added to ``unreadable``."""
     real_folder = folder.resolve()
-    for root, dirs, files in os.walk(real_folder, followlinks=False):
+
+    def failed(error: OSError) -> None:
+        where = os.path.relpath(error.filename or real_folder, real_folder)
+        unreadable.append(label if where == "." else f"{label}/{Path(where).as_posix()}")
+
+    for root, dirs, files in os.walk(real_folder, onerror=failed, followlinks=False):
         dirs.sort()
         relative = os.path.relpath(root, real_folder)
         shown = folder if relative == "." else folder / relative
@@ -67,8 +73,13 @@ def _walk_markdown(folder: Path, label: str) -> Iterable[tuple[Path, str, Path |
                 yield shown / name, f"{prefix}/{name}", None if os.path.islink(real) else Path(real)
 
 
-def discover(workspace: Path, extra_paths: Iterable[str] = ()) -> list[MemoryFile]:
-    """Every memory file of ``workspace``, deduplicated by real path, in a stable order."""
+def discover(workspace: Path, extra_paths: Iterable[str] = (), unreadable: list[str] | None = None) -> list[MemoryFile]:
+    """Every memory file of ``workspace``, deduplicated by real path, in a stable order.
+
+    :param unreadable: receives the cited names of folders that could not be listed (a permission
+        problem): their files are unknown, not gone, so the index must keep them.
+    """
+    unreadable = [] if unreadable is None else unreadable
     workspace = Path(workspace).expanduser().absolute()
     real_root = workspace.resolve()
     found: dict[Path, MemoryFile] = {}
@@ -96,13 +107,13 @@ def discover(workspace: Path, extra_paths: Iterable[str] = ()) -> list[MemoryFil
             consider(path, "memory", trusted=False)
     memory_dir = workspace / "memory"
     if memory_dir.is_dir() and _inside(memory_dir.resolve(), real_root):
-        for path, label, real in _walk_markdown(memory_dir, "memory"):
+        for path, label, real in _walk_markdown(memory_dir, "memory", unreadable):
             consider(path, "daily", False, label, real)
     for entry in extra_paths:
         extra = Path(os.path.expanduser(entry))
         extra = extra if extra.is_absolute() else workspace / extra
         if extra.is_dir():
-            for path, label, real in _walk_markdown(extra, _label(extra, workspace)):
+            for path, label, real in _walk_markdown(extra, _label(extra, workspace), unreadable):
                 consider(path, "extra", True, label, real)
         elif extra.is_file():
             consider(extra, "extra", trusted=True)
