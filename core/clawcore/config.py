@@ -65,6 +65,7 @@ ROOT_SCHEMA: dict[str, Any] = {
         },
         "timezone": {
             "type": ["string", "null"],
+            "format": "timezone",
             "default": None,
             "description": "IANA zone for daily notes; null uses the machine's zone.",
         },
@@ -124,13 +125,28 @@ def _is_positive_duration(value: object) -> bool:
     return True
 
 
+@_format_checker.checks("timezone", raises=ValueError)
+def _is_timezone(value: object) -> bool:
+    if isinstance(value, str):
+        import zoneinfo
+
+        try:
+            zoneinfo.ZoneInfo(value)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"{value!r} is not a known IANA zone") from exc
+    return True
+
+
 def _ascending(validator: Any, keys: Any, instance: Any, schema: Mapping[str, Any]) -> Iterator[Any]:
-    """``x-ascending``: the listed keys of an object (``true``: the items of an array) must not decrease.
+    """``x-ascending``: the listed keys of an object (``true``: the items of an array) must not decrease;
+    ``{"keys": [...], "strict": true}``: each must be below the next.
 
     A key the instance leaves out counts with its schema default, so ``{warn: 5}`` under a default
     ``confirm: 0.8`` is caught. JSON Schema cannot compare two values; plugins use this keyword for
     ladders and ranges so that ``clawcore config check`` catches what start-up would reject.
     """
+    strict = isinstance(keys, dict) and bool(keys.get("strict"))
+    keys = keys.get("keys") if isinstance(keys, dict) else keys
     if keys is True and validator.is_type(instance, "array"):
         named = [(f"[{i}]", value) for i, value in enumerate(instance)]
     elif isinstance(keys, list) and validator.is_type(instance, "object"):
@@ -141,7 +157,9 @@ def _ascending(validator: Any, keys: Any, instance: Any, schema: Mapping[str, An
     named = [(name, value) for name, value in named
              if isinstance(value, (int, float)) and not isinstance(value, bool)]
     for (low_name, low), (high_name, high) in pairwise(named):
-        if high < low:
+        if strict and high <= low:
+            yield jsonschema.ValidationError(f"{low_name} ({low}) must be below {high_name} ({high})")
+        elif high < low:
             yield jsonschema.ValidationError(
                 f"{high_name} ({high}) is below {low_name} ({low}); each must be at least the one before")
 
@@ -324,7 +342,8 @@ def _describe(error: jsonschema.ValidationError) -> list[str]:
     if error.validator == "format":
         kind = error.validator_value
         example = {"size": "a size like 512m", "duration": "a duration like 30s",
-                   "positive-duration": "a duration above 0 like 30s"}.get(
+                   "positive-duration": "a duration above 0 like 30s",
+                   "timezone": "a known IANA zone like Europe/Berlin"}.get(
             kind, f"a valid {kind}"
         )
         return [f"{where}: {error.instance!r} is not {example}"]

@@ -23,6 +23,8 @@ MALFORMED = [
     ("sandbox:\n  docker:\n    timeout: soon\n", "sandbox.docker.timeout: 'soon' is not a duration like 30s"),
     ("key: value\n\tbad: tab\n", "invalid YAML"),
     ("sandbox:\n  timeout: -3\n", "sandbox.timeout: -3 is not a duration like 30s"),
+    ("timezone: Mars/Olympus\n", "timezone: 'Mars/Olympus' is not a known IANA zone like Europe/Berlin"),
+    ("memory:\n  chunking: {overlap: 700}\n", "memory.chunking: overlap (700) must be below tokens (600)"),
     ("sandbox: {}\nsandbox: {timeout: 5s}\n", "line 2, column 1: invalid YAML: the key 'sandbox' is given twice"),
     ("auth:\n  token: [ghp_N6VEq8ZtR2mK9pLw3zXc7vB1nY4hJ6dF0sA5]\n",
      "auth.token: expected string or null, got a list (a secret: not shown)"),

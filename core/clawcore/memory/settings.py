@@ -33,6 +33,7 @@ MEMORY_SCHEMA: dict[str, Any] = {
         "chunking": {
             "type": "object",
             "additionalProperties": False,
+            "x-ascending": {"keys": ["overlap", "tokens"], "strict": True},
             "properties": {
                 "tokens": {"type": "integer", "minimum": 16, "maximum": 8192, "default": 600},
                 "overlap": {"type": "integer", "minimum": 0, "maximum": 8191, "default": 120},
