@@ -260,7 +260,6 @@ def test_bad_agent_config_and_timezone_are_one_line_errors(clawcore_home: Path, 
     problems = caught.value.problems
     assert any(p.startswith("agent.maxToolRounds:") for p in problems)
     assert any("maxTranscriptSize: 'lots' is not a size like 512m" in p for p in problems)
-    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, extra={"timezone": "Mars/Olympus"})
     with pytest.raises(ConfigError, match="timezone: 'Mars/Olympus' is not a known IANA zone"):
-        runtime.session()
+        make_runtime(clawcore_home, plugin_manager, openai_server, extra={"timezone": "Mars/Olympus"})
     assert SessionStore(clawcore_home).list() == []  # nothing was created
