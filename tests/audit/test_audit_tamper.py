@@ -225,3 +225,39 @@ def test_malformed_middle_line(log_path: Path) -> None:
     _write(log_path, lines)
     failure = verify_log(log_path).failure
     assert failure is not None and failure.kind is FailureKind.MALFORMED and failure.line == 4
+
+
+def test_a_rewritten_chain_without_its_checkpoints_is_reported(log_path: Path) -> None:
+    """Without the key a rewrite cannot be signed, so it must drop the checkpoints: verify says so."""
+    lines = [json.loads(line) for line in _lines(log_path)]
+    lines[3]["data"]["tool"] = "read_file"
+    prev = lines[2]["hash"]
+    for obj in lines[3:]:
+        obj["prev"] = prev
+        prev = _rehash(obj)["hash"]
+    _write(log_path, [canonical_json(obj) for obj in lines])
+    checkpoints_path_for(log_path).write_text("")
+    report = verify_log(log_path)
+    assert report.ok and report.checkpoints == 0  # the chain alone is consistent...
+    assert any("no signed checkpoint covers the 10 record(s)" in w for w in report.warnings)  # ...and says so
+
+
+def test_a_damaged_checkpoint_line_is_a_failure(log_path: Path) -> None:
+    path = checkpoints_path_for(log_path)
+    lines = _lines(path)
+    _write(path, [lines[0], "not a checkpoint", *lines[1:]])
+    report = verify_log(log_path)
+    assert report.failure is not None and report.failure.kind is FailureKind.BAD_SIGNATURE
+    assert "line 2: not a checkpoint" in report.failure.message
+
+
+def test_a_record_without_its_hmac_after_hmaced_ones_is_a_failure(tmp_path: Path) -> None:
+    path = tmp_path / "audit" / "audit.jsonl"
+    with AuditLog(path, checkpoint_every=0, use_hmac=True) as log:
+        for i in range(3):
+            log.append("tool.decision", {"i": i})
+    lines = [json.loads(line) for line in _lines(path)]
+    del lines[2]["mac"]
+    _write(path, [canonical_json(obj) for obj in lines])
+    report = verify_log(path)
+    assert report.failure is not None and report.failure.kind is FailureKind.BAD_MAC and report.failure.seq == 3

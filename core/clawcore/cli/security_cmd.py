@@ -405,10 +405,10 @@ def _audit_log(config: Config) -> Iterator[_Found]:
             )
         )
         return
-    if not settings.path.exists():
+    report = verify_log(settings.path, keys=settings.keys, require_mac=settings.hmac)
+    if not settings.path.exists() and report.failure is None:  # no log and no checkpoint of one: a new home
         yield _Found(Finding("audit", "info", f"no audit log yet at {settings.path}", "nothing to do"))
         return
-    report = verify_log(settings.path, keys=settings.keys, require_mac=settings.hmac)
     if report.failure is not None:
         torn = report.failure.kind is FailureKind.TORN
         yield _Found(
@@ -428,8 +428,9 @@ def _audit_log(config: Config) -> Iterator[_Found]:
         yield _Found(
             Finding(
                 "audit.chain",
-                "info",
-                "the audit log has no signed checkpoint yet",
+                "medium",
+                f"no signed checkpoint covers the audit log's {report.records} record(s): a rewrite of the "
+                "whole chain would not show",
                 "clawcore audit checkpoint --export FILE, and keep FILE on another machine",
             )
         )

@@ -845,7 +845,8 @@ def verify_log(
     keystore = KeyStore(keys or path.parent / "keys")
     warnings: list[str] = []
     local, problems = read_checkpoints(checkpoints_path_for(path))
-    warnings.extend(problems)
+    warnings.extend(p for p in problems if "torn" in p)
+    damaged = [p for p in problems if "torn" not in p]
     seen_sigs = {c.sig for c in local}
     checkpoints = list(local) + [c for c in extra_checkpoints if c.sig not in seen_sigs]
     checkpoints.sort(key=lambda c: c.size)
@@ -857,6 +858,7 @@ def verify_log(
     except (AuditError, ValueError) as exc:
         warnings.append(f"HMAC keys unreadable: {exc}")
     mac_unchecked = 0
+    macs_seen = False
     rotations: list[tuple[int, str, str, Ed25519PublicKey]] = []
     used_keys: list[str] = []
     pending = 0  # index of the next checkpoint to check
@@ -903,6 +905,9 @@ def verify_log(
                     trust.setdefault(rot_id, rot_key)
         return None
 
+    if damaged:
+        # Only the last line can be cut by a crash; a damaged line before it was written over.
+        return report(Failure(FailureKind.BAD_SIGNATURE, f"{damaged[0]}: the checkpoints file was edited"))
     try:
         handle = path.open("rb")
     except FileNotFoundError:
@@ -1009,6 +1014,7 @@ def verify_log(
                     )
                 )
             if record.mac:
+                macs_seen = True
                 key_id, _, mac = record.mac.partition(":")
                 key = hmac_keys.get(key_id)
                 if key is None:
@@ -1019,7 +1025,8 @@ def verify_log(
                     return report(
                         Failure(FailureKind.BAD_MAC, "the record's HMAC is wrong", line_no, record.seq)
                     )
-            elif require_mac:
+            elif require_mac or macs_seen:
+                # A writer with a key MACs every record; one without a MAC after MACed ones was rewritten.
                 return report(Failure(FailureKind.BAD_MAC, "the record has no HMAC", line_no, record.seq))
             if record.kind == ROTATION_KIND and isinstance(record.data, Mapping):
                 try:
@@ -1046,6 +1053,11 @@ def verify_log(
         )
     if mac_unchecked:
         warnings.append(f"{mac_unchecked} record HMAC(s) not checked: their key is not available here")
+    if seq and not checkpoints:
+        warnings.append(
+            f"no signed checkpoint covers the {seq} record(s): a writer that closed would have signed one, and "
+            "without one a consistent rewrite of the whole chain would not show (keep exports elsewhere)"
+        )
     if checkpoints and checkpoints[-1].size < seq:
         warnings.append(
             f"{seq - checkpoints[-1].size} record(s) after the last checkpoint are covered only "
