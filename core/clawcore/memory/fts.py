@@ -48,4 +48,9 @@ def match_expression(query: str) -> str | None:
     if not phrases:
         return None
     phrases += [pair for pair in query_pairs(query) if pair not in phrases]
-    return " OR ".join(_quote(" ".join(phrase)) for phrase in phrases)
+    return " OR ".join(_quote(" ".join(phrase)) + ("*" if _one_cjk_character(phrase) else "") for phrase in phrases)
+
+
+def _one_cjk_character(phrase: tuple[str, ...]) -> bool:
+    """A lone CJK character is indexed inside pairs: it is looked up as the prefix of one (``"数"*``)."""
+    return len(phrase) == 1 and len(phrase[0]) == 1 and next(split_runs(phrase[0]))[0]
