@@ -111,6 +111,30 @@ def test_shell_has_no_network_unless_allowed(tmp_path: Path) -> None:
         sock.close()
 
 
+@pytest.mark.skipif("unshare" not in ISOLATIONS or os.geteuid() != 0, reason="needs unshare, run as root")
+def test_unshare_as_root_covers_the_runtimes_files_and_credential_stores(tmp_path: Path) -> None:
+    from clawcore.sandbox.local import _can_mask
+
+    if not _can_mask():
+        pytest.skip("mount or setpriv cannot run in a new namespace here")
+    home = tmp_path / "home"
+    workspace = home / "workspace"
+    workspace.mkdir(parents=True)
+    (home / "clawcore.yaml").write_text("tools: {policy: {profile: coding}}\n")
+    (home / "audit").mkdir()
+    (home / "audit" / "audit.jsonl").write_text("{}\n")
+    backend = LocalSandbox(isolation="unshare", hidden=[home / "clawcore.yaml", home / "audit"])
+    result = backend.run(
+        "cat ../clawcore.yaml; printf 'tools: {}' > ../clawcore.yaml; ls ../audit 2>&1; "
+        "umount ../audit 2>&1; head -c 20 /etc/shadow; echo ok > inside.txt",
+        cwd=workspace, timeout_s=10)
+    assert "profile" not in result.stdout and "audit.jsonl" not in result.stdout
+    assert (home / "clawcore.yaml").read_text() == "tools: {policy: {profile: coding}}\n"  # the write went nowhere
+    assert (home / "audit" / "audit.jsonl").read_text() == "{}\n"
+    assert "root:" not in result.stdout  # /etc/shadow reads as empty
+    assert (workspace / "inside.txt").read_text() == "ok\n"
+
+
 @pytest.mark.skipif("bwrap" not in ISOLATIONS, reason="bubblewrap not available")
 def test_bubblewrap_boundary(tmp_path: Path) -> None:
     home = tmp_path / "home"

@@ -19,7 +19,8 @@ Where available, in this order (``sandbox.isolation: auto``):
   the host unless ``sandbox.network.shell: allow``;
 * **unshare** (util-linux): new user (where not root), network, PID, IPC and
   UTS namespaces — no network and no view of other processes, but the host
-  filesystem as it is;
+  filesystem as it is; as root, what bubblewrap hides is covered in the
+  command's own mount namespace and every capability is dropped before it runs;
 * **none**: process-group and environment hygiene only; :meth:`LocalSandbox.info`
   says so plainly, for the system prompt and ``clawcore sandbox info``.
 """
@@ -29,6 +30,7 @@ from __future__ import annotations
 import functools
 import os
 import selectors
+import shlex
 import shutil
 import signal
 import subprocess
@@ -80,6 +82,15 @@ def _unshare_argv() -> list[str]:
         argv.insert(1, "--user")
         argv.insert(2, "--map-current-user")
     return argv
+
+
+@functools.lru_cache(maxsize=1)
+def _can_mask() -> bool:
+    """Whether a root command under unshare can mount over files and then drop its capabilities."""
+    setpriv, mount = shutil.which("setpriv"), shutil.which("mount")
+    return bool(setpriv and mount) and _probe(
+        [*_unshare_argv(), "bash", "--noprofile", "--norc", "-c",
+         "mount --bind /dev/null /dev/null && exec setpriv --bounding-set -all --inh-caps -all true"])
 
 
 @functools.lru_cache(maxsize=8)
@@ -196,8 +207,9 @@ class LocalSandbox:
             boundary = (
                 "Shell commands run with bash in new Linux namespaces (unshare): other processes are invisible "
                 "and the shell " + ("has network access" if self.network else "has no network access (own empty "
-                                    "network namespace)") + "; the filesystem is the host's, limited only by "
-                "file permissions."
+                                    "network namespace)") + "; the filesystem is the host's, limited by file permissions"
+                + (" (credential stores and the runtime's own files are covered)"
+                   if os.geteuid() == 0 and _can_mask() else "") + "."
             )
         else:
             boundary = (
@@ -239,8 +251,37 @@ class LocalSandbox:
             argv = _unshare_argv()
             if self.network:
                 argv.remove("--net")
+            if os.geteuid() == 0 and _can_mask():
+                # Root sees every file: in the command's own mount namespace, cover what bubblewrap hides,
+                # then drop every capability so the command cannot uncover it (umount needs CAP_SYS_ADMIN).
+                dirs, files = self._masked(cwd)
+                prelude = "".join(f"mount -t tmpfs -o size=4k,mode=000 clawcore-hidden {shlex.quote(d)} && "
+                                  for d in dirs)
+                prelude += "".join(f"mount --bind /dev/null {shlex.quote(f)} && " for f in files)
+                run = 'exec setpriv --bounding-set -all --inh-caps -all bash --noprofile --norc -c "$0"'
+                refuse = "{ echo 'sandbox: could not hide the protected files; not running' >&2; exit 126; }"
+                return [*argv, "bash", "--noprofile", "--norc", "-c", f"{prelude}{run} || {refuse}", command]
             return [*argv, *shell]
         return shell
+
+    def _masked(self, cwd: Path) -> tuple[list[str], list[str]]:
+        """The folders and files a command must not see: credential stores and the runtime's own files."""
+        user_home = Path.home()
+        candidates = [user_home / rel for rel in _HIDDEN_HOME_DIRS] + [Path(d) for d in _HIDDEN_SYSTEM_DIRS]
+        candidates += [user_home / rel for rel in _HIDDEN_HOME_FILES] + [Path(f) for f in _HIDDEN_SYSTEM_FILES]
+        candidates += list(self.hidden)
+        work = Path(os.path.realpath(cwd))
+        reals = sorted({Path(os.path.realpath(path)) for path in candidates}, key=lambda p: len(p.parts))
+        dirs: list[Path] = []
+        files: list[Path] = []
+        for real in reals:
+            if any(_contains(d, real) for d in dirs):
+                continue  # already under a covered folder
+            if real.is_dir() and not _contains(real, work):
+                dirs.append(real)
+            elif real.is_file():
+                files.append(real)
+        return [str(d) for d in dirs], [str(f) for f in files]
 
     def _bwrap_prefix(self, cwd: Path) -> list[str]:
         argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
