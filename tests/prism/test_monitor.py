@@ -306,15 +306,16 @@ def test_one_unreadable_row_locks_its_session_and_keeps_the_others(tmp_path: Pat
             ("newer", "newer", '{"session_id": "newer", "risk": 0.5, "field_of_a_later_version": 1}'),
             ("garbled", "garbled", '{"risk": "high", "locked": fals'),
             ("typed", "typed", '{"risk": true}'),
+            ("nan", "nan", '{"risk": NaN, "locked": false}'),
         ])
     store = RiskStore(tmp_path, half_life_s=60)
     store.load()
-    assert [key for key, _ in store.items()] == ["garbled", "newer", "ok", "typed"]
+    assert [key for key, _ in store.items()] == ["garbled", "nan", "newer", "ok", "typed"]
     assert store.peek("ok").risk == 1.0 and not store.peek("ok").locked
     assert store.peek("newer").risk == 0.5 and not store.peek("newer").locked  # unknown fields are ignored
-    assert store.peek("garbled").locked and store.peek("typed").locked  # in doubt: locked
+    assert store.peek("garbled").locked and store.peek("typed").locked and store.peek("nan").locked  # in doubt
     assert store.problems() == [f"session {name!r}: its saved state could not be read; locked until unlocked"
-                                for name in ("garbled", "typed")]
+                                for name in ("garbled", "nan", "typed")]
     assert (tmp_path / "state.db").exists()
     assert store.unlock("garbled") == 1 and len(store.problems()) == 1
 

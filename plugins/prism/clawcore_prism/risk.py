@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import json
+import math
 import os
 import secrets
 import sqlite3
@@ -114,6 +115,8 @@ def _parse_state(key: str, session_id: str, raw: str, now: float) -> RiskState:
                 raise ValueError(f"{name} has the wrong type")
         if not all(isinstance(event, dict) for event in known.get("events", [])):
             raise ValueError("events must be objects")
+        if not all(math.isfinite(known.get(name, 0.0)) for name in ("risk", "updated")):
+            raise ValueError("risk and updated must be finite")  # NaN risk would compare as no risk at all
         return RiskState(session_id=session_id, key=key, **known)
     except (ValueError, TypeError):
         # Deny on doubt: a session whose state cannot be read may have been locked.
@@ -216,7 +219,7 @@ class RiskStore:
                  for path in (self.broken_path, self.path.parent / (Path(LEGACY_FILE).stem + ".unreadable"))
                  if path.exists()]
         found += [f"session {state.session_id!r}: its saved state could not be read; locked until unlocked"
-                  for state in self._states.values()
+                  for _, state in self.items()
                   if state.locked and any(event.get("kind") == "unreadable" for event in state.events)]
         return found
 
