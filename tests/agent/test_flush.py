@@ -284,3 +284,26 @@ def test_the_flush_write_passes_the_policy_and_a_user_confirm_rule_still_asks(
     [flush_entry] = [e for e in SessionStore(clawcore_home).read(session.id).entries if e["type"] == "flush"]
     assert flush_entry["writes"] == 0
     assert not (clawcore_home / "workspace" / "memory" / "2026-03-14.md").exists()
+
+
+def test_a_monitor_confirm_without_rule_ids_is_not_pre_approved(clawcore_home: Path, plugin_manager: Any,
+                                                               register_plugin: Any,
+                                                               openai_server: OpenAIServer) -> None:
+    """The flush pre-approves only the profile's own confirm: a monitor's joins it and then the handler decides."""
+    from clawcore import Decision
+
+    class Guard:
+        @hookimpl
+        def before_tool_call(self, call: Any, context: Any) -> Decision | None:
+            return Decision.confirm("a human approves every file write") if call.name == "write_file" else None
+
+    register_plugin(Guard(), "guard")
+    openai_server.on_chat(Brain())
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, agent=SMALL, context_window=4000)
+    with runtime.session(clock=lambda: FIXED_NOW) as session:
+        session.send("hello")
+        session.send("w " * 9000)
+    runtime.close()
+    [flush_entry] = [e for e in SessionStore(clawcore_home).read(session.id).entries if e["type"] == "flush"]
+    assert flush_entry["writes"] == 0
+    assert not (clawcore_home / "workspace" / "memory" / "2026-03-14.md").exists()

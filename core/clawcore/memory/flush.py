@@ -253,7 +253,14 @@ class MemoryFlush:
 
         def approve(call: ToolCall, decision: Decision) -> bool:
             if call.id == call_id and decision.rules and set(decision.rules) <= PRE_APPROVED_RULES:
-                return True
+                # Only when the policy's own answer is the whole answer: a monitor's confirm that carries
+                # no rule id of its own still adds its reason, and then the handler decides.
+                from clawcore.security.plugin import policy_for
+
+                own = policy_for(self.context).decide(call)
+                if (own.action, set(own.reasons), set(own.rules)) == (decision.action, set(decision.reasons),
+                                                                      set(decision.rules)):
+                    return True
             return bool(original(call, decision)) if original is not None else False
 
         runtime.confirm = approve
