@@ -69,6 +69,24 @@ def test_blocklist_prevents_import(fake_distribution, monkeypatch) -> None:
     assert builtins.IMPORTED == ["fakeplug_mod"]
 
 
+def test_the_home_named_by_home_option_blocks_its_disabled_plugins_before_import(
+        fake_distribution, monkeypatch, tmp_path, capsys) -> None:
+    import builtins
+
+    from clawcore.cli import main
+
+    monkeypatch.setattr(builtins, "IMPORTED", [], raising=False)
+    monkeypatch.delenv("CLAWCORE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "elsewhere"))  # the default home does not disable it
+    fake_distribution("fakeplug", HOOKED)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "clawcore.yaml").write_text("plugins:\n  disable: [fakeplug]\n")
+    assert main(["--home", str(home), "plugins"]) == 0
+    assert "fakeplug" not in capsys.readouterr().out
+    assert builtins.IMPORTED == [] and "fakeplug_mod" not in sys.modules
+
+
 def test_blocklist_from_environment(fake_distribution) -> None:
     fake_distribution("fakeplug", HOOKED)
     settings = PluginSettings.from_sources({}, {"CLAWCORE_DISABLE_PLUGINS": "other, fakeplug"})

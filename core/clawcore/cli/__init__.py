@@ -53,6 +53,18 @@ def cli(ctx: click.Context, home: Path | None) -> None:
     ctx.obj = CliState(home, ctx.obj)
 
 
+def _home_option(args: Sequence[str]) -> Path:
+    """``--home`` among the options before the command, else ``$CLAWCORE_HOME`` or the default."""
+    for index, arg in enumerate(args):
+        if not arg.startswith("-"):
+            break  # the command: its own options are not the root's
+        if arg == "--home" and index + 1 < len(args):
+            return Path(args[index + 1]).expanduser()
+        if arg.startswith("--home="):
+            return Path(arg.split("=", 1)[1]).expanduser()
+    return clawcore_home()
+
+
 def _add_commands(group: click.Group, pm: pluggy.PluginManager) -> None:
     for module_name in COMMAND_MODULES:
         group.add_command(importlib.import_module(module_name).command)
@@ -73,11 +85,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     from clawcore.cli.state import build_plugin_manager
 
+    args = list(argv) if argv is not None else sys.argv[1:]
     try:
-        pm = build_plugin_manager(clawcore_home())
+        home = _home_option(args)
+        # Built before click parses the line (plugins add commands), from the home the line names: its
+        # plugins.disable must block a plugin before it is ever imported.
+        pm = build_plugin_manager(home)
         _add_commands(cli, pm)
-        status = cli.main(args=list(argv) if argv is not None else None, prog_name="clawcore",
-                          standalone_mode=False, obj=pm)
+        status = cli.main(args=args, prog_name="clawcore", standalone_mode=False, obj=(home, pm))
     except ClawcoreError as error:
         report(error)
         return error.exit_code

@@ -42,13 +42,15 @@ class CliState:
     """Carried in ``click.Context.obj``.
 
     :param home: ``--home`` or ``$CLAWCORE_HOME``.
-    :param plugin_manager: the manager ``main`` built for the environment's
-        home; rebuilt when ``--home`` names another one.
+    :param built: ``(home, plugin manager)`` that ``main`` built before parsing (a bare manager is the
+        environment's home's); rebuilt when ``home`` is another one.
     """
 
-    def __init__(self, home: Path | None, plugin_manager: pluggy.PluginManager | None = None) -> None:
+    def __init__(self, home: Path | None,
+                 built: tuple[Path, pluggy.PluginManager] | pluggy.PluginManager | None = None) -> None:
         self.home = (home or clawcore_home()).expanduser()
-        self._pm = plugin_manager if self.home == clawcore_home() else None
+        built_home, pm = built if isinstance(built, tuple) else (clawcore_home(), built)
+        self._pm = pm if self.home == built_home else None
         self._runtime: Runtime | None = None
 
     @property
