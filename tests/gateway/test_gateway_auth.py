@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -129,6 +130,33 @@ def test_brute_force_triggers_lockout(start_gateway: Any, clawcore_home: Path) -
     assert events[-2]["lockedOut"] is True
 
 
+def _answer(ws: Any, nonce: str, token: str) -> dict[str, Any]:
+    cnonce = "c" * 32
+    ws.send(json.dumps({"type": "auth", "scheme": "token", "nonce": nonce, "cnonce": cnonce,
+                        "mac": client_mac(token.encode(), nonce, cnonce)}))
+    return json.loads(ws.recv(timeout=5))
+
+
+def test_handshakes_opened_before_a_lockout_do_not_outlast_it(start_gateway: Any, clawcore_home: Path) -> None:
+    """Parallel connections cannot multiply the guesses: the lock is checked again when an answer arrives."""
+    server = start_gateway(token=TOKEN, max_failures=3, lockout=60.0)
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(_raw(server.url)) for _ in range(5)]
+        nonces = [json.loads(ws.recv(timeout=5))["nonce"] for ws in sockets]
+        for ws, nonce in zip(sockets[:4], nonces[:4], strict=True):
+            assert _answer(ws, nonce, "a-wrong-guess-aaaaaaaaaaaaaa")["error"]["code"] == "auth_failed"
+        right = _answer(sockets[4], nonces[4], TOKEN)  # the right secret, answered after the lock
+        assert right["type"] == "error" and right["error"]["code"] == "auth_failed"
+    last = _audit(clawcore_home)[-1]
+    assert last["outcome"] == "failure" and "locked out while this handshake was open" in last["reason"]
+
+
+def test_a_client_with_a_secret_refuses_a_server_that_asks_for_none(start_gateway: Any) -> None:
+    server = start_gateway()  # no secret: anyone on the port could be answering
+    with pytest.raises(AuthenticationFailed, match="asks for no authentication, but a secret was given"):
+        GatewayClient(server.url, token=TOKEN).connect()
+
+
 def test_lockout_expires(start_gateway: Any) -> None:
     server = start_gateway(token=TOKEN, max_failures=2, lockout=0.5)
     for _ in range(2):
@@ -197,6 +225,10 @@ def test_browser_origins_are_refused(start_gateway: Any) -> None:
     allowed = start_gateway(token=TOKEN, allowed_origins=("http://localhost:3000",))
     with connect(allowed.url, proxy=None, origin="http://localhost:3000") as ws:  # type: ignore[arg-type]
         assert json.loads(ws.recv(timeout=5))["type"] == "challenge"
+    with pytest.raises(InvalidStatus) as twice:  # an allowed Origin and another one: refused, not a 500
+        connect(allowed.url, proxy=None, origin="http://localhost:3000",  # type: ignore[arg-type]
+                additional_headers=[("Origin", "http://evil.example")])
+    assert twice.value.response.status_code == 403
 
 
 def test_gateway_start_fires(start_gateway: Any, register_plugin: Any) -> None:

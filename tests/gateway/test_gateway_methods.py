@@ -66,6 +66,8 @@ def test_malformed_frames_get_errors_and_the_server_keeps_serving(start_gateway:
             assert reply["error"]["code"] == code, frame
         ws.send(b"\x00\x01binary")
         assert json.loads(ws.recv(timeout=5))["error"]["code"] == "bad_request"
+        ws.send('{"id": "\\ud800", "method": "ping"}')  # a lone surrogate escape, echoed back as an escape
+        assert json.loads(ws.recv(timeout=5)) == {"id": "\ud800", "result": {"pong": True}}
         ws.send(json.dumps({"id": "after", "method": "ping"}))
         assert json.loads(ws.recv(timeout=5)) == {"id": "after", "result": {"pong": True}}
         ws.send("x" * (200 * 1024))  # over maxMessageSize: this connection is closed ...
@@ -78,7 +80,8 @@ def test_malformed_frames_get_errors_and_the_server_keeps_serving(start_gateway:
 
 def test_garbage_instead_of_auth_is_an_auth_failure(start_gateway: Any) -> None:
     server = start_gateway(token=TOKEN)
-    for garbage in ("{{{{", '{"type": "hello"}', '{"type": "auth", "scheme": "token"}'):
+    for garbage in ("{{{{", '{"type": "hello"}', '{"type": "auth", "scheme": "token"}',
+                    '{"type": "auth", "scheme": "token", "nonce": "\\ud800"}'):
         with connect(server.url, proxy=None) as ws:
             ws.recv(timeout=5)
             ws.send(garbage)

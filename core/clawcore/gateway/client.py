@@ -151,6 +151,12 @@ class GatewayClient:
 
     def _key_for(self, challenge: Mapping[str, Any], schemes: list[Any]) -> tuple[bytes | None, str]:
         if schemes == ["none"]:
+            if self._token or self._password:
+                # A client given a secret expects a server that knows it; one that asks for nothing could
+                # be anyone on that port, and it would get our requests and answer them as it likes.
+                raise AuthenticationFailed(
+                    f"{self.url} asks for no authentication, but a secret was given: it cannot prove it "
+                    "knows it; not talking to it")
             return None, "none"  # a server without auth on loopback; nothing secret is sent
         if self._token and "token" in schemes:
             return self._token.encode(), "token"

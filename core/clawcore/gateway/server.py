@@ -74,7 +74,12 @@ def check_bind(settings: GatewaySettings) -> None:
 
 
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, default=str)
+    text = json.dumps(obj, ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (a client sent "\ud800"): escaped, it is still valid JSON
+        return json.dumps(obj, ensure_ascii=True, default=str)
+    return text
 
 
 def _error(code: str, message: str, request_id: Any = None, **extra: Any) -> dict[str, Any]:
@@ -207,9 +212,10 @@ class GatewayServer:
     # -- HTTP upgrade ------------------------------------------------------------
 
     def _check_origin(self, connection: ServerConnection, request: Request) -> Response | None:
-        origin = request.headers.get("Origin")
-        if origin is None or origin in self.settings.allowed_origins:
+        origins = request.headers.get_all("Origin")
+        if not origins or (len(origins) == 1 and origins[0] in self.settings.allowed_origins):
             return None
+        origin = ", ".join(origins)  # several Origin headers: no browser sends that; refused like a stranger
         client = connection.remote_address[0] if connection.remote_address else "unknown"
         self._executor.submit(
             self.runtime.audit, "gateway.origin_refused", {"client": client, "origin": origin}
@@ -262,6 +268,10 @@ class GatewayServer:
             self.nonces.consume(nonce)
             return
         scheme, reason, proof = self._check_auth(raw, nonce)
+        if not reason and self.limiter.locked_for(client):
+            # Checked again at the answer: handshakes opened before the lock must not outlast it, or
+            # many parallel connections would make many guesses (and one right answer would get in).
+            reason = "the address was locked out while this handshake was open"
         if reason:
             await self._auth_failed(ws, client, scheme, reason)
             return
@@ -295,7 +305,7 @@ class GatewayServer:
         scheme = msg.get("scheme")
         scheme = scheme if isinstance(scheme, str) else ""
         answered = msg.get("nonce")
-        if not isinstance(answered, str) or not hmac.compare_digest(answered.encode(), nonce.encode()):
+        if not isinstance(answered, str) or not answered.isascii() or not hmac.compare_digest(answered, nonce):
             return scheme, "answer is for another nonce (a replay)", ""
         if not fresh:
             return scheme, "nonce expired or already used", ""
@@ -305,9 +315,10 @@ class GatewayServer:
         if key is None:
             return scheme, f"scheme {scheme!r} is not enabled", ""
         cnonce, mac = msg.get("cnonce"), msg.get("mac")
-        if not (isinstance(cnonce, str) and 16 <= len(cnonce) <= 256 and isinstance(mac, str)):
+        if not (isinstance(cnonce, str) and 16 <= len(cnonce) <= 256 and cnonce.isascii()
+                and isinstance(mac, str) and mac.isascii()):
             return scheme, "cnonce or mac missing or malformed", ""
-        if not hmac.compare_digest(client_mac(key, nonce, cnonce).encode(), mac.encode()):
+        if not hmac.compare_digest(client_mac(key, nonce, cnonce), mac):
             return scheme, f"wrong {scheme}", ""
         return scheme, "", server_proof(key, nonce, cnonce)
 
