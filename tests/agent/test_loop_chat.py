@@ -75,3 +75,14 @@ def test_chat_without_a_key_says_what_to_set(clawcore_home: Path, monkeypatch: A
     assert main(["chat"]) == 1
     [line] = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("error: chat model 'openai': no API key") and "OPENAI_API_KEY" in line
+
+
+def test_resuming_an_unknown_session_is_an_error_and_creates_nothing(clawcore_home: Path, capsys: Any,
+                                                                      openai_server: OpenAIServer) -> None:
+    from clawcore.cli import main
+
+    write_config(clawcore_home, openai_server)
+    assert main(["--home", str(clawcore_home), "chat", "--session", "does-not-exist"]) == 1
+    assert "no session 'does-not-exist'" in capsys.readouterr().err
+    assert SessionStore(clawcore_home).list() == []
+    assert openai_server.requests_to("chat/completions") == []

@@ -33,6 +33,10 @@ def ask(call: ToolCall, decision: Decision) -> bool:
 @click.pass_obj
 def command(state: CliState, session_id: str | None) -> None:
     """Chat with the agent; /exit or Ctrl-D leaves."""
+    if session_id is not None:
+        from clawcore.sessions import SessionStore
+
+        SessionStore(state.home).open(session_id)  # --session resumes: an unknown id is an error, not a new one
     runtime = state.runtime(confirm=ask)
     session = runtime.session(session_id)
     click.echo(f"session {session.id}{' (resumed)' if session.resumed else ''} — /exit to leave", err=True)
