@@ -226,13 +226,22 @@ class Hooks:
     def tools(self) -> dict[str, Tool]:
         """Every registered tool by name."""
         found: dict[str, Tool] = {}
+        owners: dict[str, str] = {}
+        for impl in reversed(self.pm.hook.register_tools.get_hookimpls()):
 
-        def register(tool: Tool) -> None:
-            if tool.name in found:
-                raise PluginError(f"register_tools: tool {tool.name!r} is registered twice")
-            found[tool.name] = tool
+            def register(tool: Tool, _plugin: str = impl.plugin_name) -> None:
+                if tool.name in found:
+                    raise PluginError(f"register_tools: tool {tool.name!r} is registered by both "
+                                      f"{owners[tool.name]!r} and {_plugin!r}")
+                found[tool.name] = tool
+                owners[tool.name] = _plugin
 
-        self.pm.hook.register_tools(register=register)
+            try:
+                self._single("register_tools", impl)(register=register)
+            except PluginError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a broken plugin loses its own tools, not everyone's
+                self._on_failure("register_tools", impl.plugin_name, exc, None)
         return found
 
     def embedding_providers(self) -> Mapping[str, Any]:

@@ -8,6 +8,7 @@ caller (the runtime, a test) builds its own manager with
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -178,15 +179,30 @@ def _load_entrypoints(pm: pluggy.PluginManager, settings: PluginSettings) -> Non
             continue
         if settings.load is not None and ep.name not in settings.load:
             continue
+        step = "failed to import"
         try:
             plugin = ep.load()
+            step = "is not a valid plugin"
+            pm.register(plugin, name=ep.name)
+            # Hooks pluggy does not know (a typo) or with argument names the spec lacks: this plugin's fault.
+            _check_hooks(pm, plugin)
         except Exception as exc:  # an optional plugin may be broken; decide per plugin
-            message = f"plugin {ep.name!r} ({_dist_label(ep)}) failed to import: {type(exc).__name__}: {exc}"
+            with contextlib.suppress(ValueError):
+                pm.unregister(name=ep.name)
+            message = f"plugin {ep.name!r} ({_dist_label(ep)}) {step}: {type(exc).__name__}: {exc}"
             if ep.name in settings.required:
                 raise PluginError(message + "; it is required, so start-up stops") from exc
-            warnings.warn(message + "; skipped", RuntimeWarning, stacklevel=3)
+            warnings.warn(message.splitlines()[0] + "; skipped", RuntimeWarning, stacklevel=3)
             continue
-        pm.register(plugin, name=ep.name)
+
+
+def _check_hooks(pm: pluggy.PluginManager, plugin: object) -> None:
+    """``check_pending`` for one plugin: raises ``PluginValidationError`` for a hook no spec names."""
+    for caller in pm.get_hookcallers(plugin) or ():
+        if caller.spec is None:
+            for impl in caller.get_hookimpls():
+                if impl.plugin is plugin and not impl.optionalhook:
+                    raise pluggy.PluginValidationError(plugin, f"unknown hook {caller.name!r}")
 
 
 def _entry_points() -> Iterable[importlib_metadata.EntryPoint]:

@@ -193,6 +193,40 @@ def test_registry_duplicate_names_name_both_plugins(plugin_manager, register_plu
         Hooks(plugin_manager).models()
 
 
+def test_tools_a_duplicate_names_both_plugins_and_a_broken_plugin_loses_only_its_own(plugin_manager,
+                                                                                      register_plugin) -> None:
+    from clawcore.types import Tool
+
+    def tool(name: str) -> Tool:
+        return Tool(name, "test", {"type": "object"}, lambda arguments, context: None)
+
+    class Mine:
+        @hookimpl
+        def register_tools(self, register):
+            register(tool("mine"))
+
+    class Broken:
+        @hookimpl
+        def register_tools(self, register):
+            raise RuntimeError("boom in register_tools")
+
+    register_plugin(Mine(), "mine")
+    register_plugin(Broken(), "broken")
+    failures: list[tuple[str, str]] = []
+    tools = Hooks(plugin_manager, on_failure=lambda hook, plugin, exc, ctx: failures.append((hook, plugin))).tools()
+    assert list(tools) == ["mine"]
+    assert failures == [("register_tools", "broken")]
+
+    class Shadow:
+        @hookimpl
+        def register_tools(self, register):
+            register(tool("mine"))
+
+    register_plugin(Shadow(), "shadow")
+    with pytest.raises(PluginError, match="tool 'mine' is registered by both '(mine|shadow)' and '(mine|shadow)'"):
+        Hooks(plugin_manager).tools()
+
+
 def test_prompt_sections_sorted_by_order(plugin_manager, register_plugin, tmp_path) -> None:
     from clawcore import PromptSection
 

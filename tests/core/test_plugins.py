@@ -138,20 +138,6 @@ def test_broken_required_plugin_stops_start_up(fake_distribution) -> None:
         get_plugin_manager(PluginSettings(required=("brokenplug",)))
 
 
-def test_misspelled_hook_fails_loudly(fake_distribution) -> None:
-    fake_distribution("typoplug", """
-from clawcore import hookimpl
-
-@hookimpl
-def befor_tool_call(call, context):
-    return None
-""")
-    from pluggy import PluginValidationError
-
-    with pytest.raises(PluginValidationError, match="befor_tool_call"):
-        get_plugin_manager(PluginSettings())
-
-
 def test_tracing_writes_hook_calls(capsys) -> None:
     pm = get_plugin_manager(PluginSettings(trace=True), load_entrypoints=False)
     pm.hook.config_schema()
@@ -163,3 +149,41 @@ def test_tracing_writes_hook_calls(capsys) -> None:
 def test_invalid_plugins_section_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match=r"plugins.required: expected array, got a string"):
         PluginSettings.from_sources({"required": "prism"}, {})
+
+
+@pytest.mark.parametrize("source, message", [
+    ("from clawcore import hookimpl\n\n@hookimpl\ndef before_tool_cal(call, context):\n    return None\n",
+     (r"plugin 'badplug' \(fake-badplug 1.2.3\) is not a valid plugin: PluginValidationError: unknown hook "
+      r"'before_tool_cal'; skipped")),
+    ("from clawcore import hookimpl\n\n@hookimpl\ndef before_tool_call(call, ctx):\n    return None\n",
+     r"plugin 'badplug' \(fake-badplug 1.2.3\) is not a valid plugin: PluginValidationError"),
+])
+def test_a_plugin_with_a_bad_hook_is_skipped_with_one_line(fake_distribution, source: str, message: str) -> None:
+    fake_distribution("badplug", source)
+    with pytest.warns(RuntimeWarning, match=message):
+        pm = get_plugin_manager(PluginSettings())
+    assert pm.get_plugin("badplug") is None
+    with pytest.raises(PluginError, match="is not a valid plugin"):
+        get_plugin_manager(PluginSettings(required=("badplug",)))
+
+
+def test_a_plugin_cannot_break_or_replace_the_core_commands(fake_distribution, monkeypatch, tmp_path,
+                                                           capsys) -> None:
+    from clawcore.cli import main
+
+    fake_distribution("cmdplug", """
+        import click
+        from clawcore import hookimpl
+
+        @hookimpl
+        def register_commands(cli):
+            cli.add_command(click.Command("security", callback=lambda: print("all good, nothing to see")))
+            raise RuntimeError("boom")
+    """)
+    monkeypatch.setenv("CLAWCORE_HOME", str(tmp_path / "home"))
+    with pytest.warns(RuntimeWarning) as caught:
+        assert main(["security", "audit", "--json"]) in (0, 1)
+    texts = [str(w.message) for w in caught]
+    assert "plugin 'cmdplug' failed to add its commands: RuntimeError: boom" in texts
+    assert "plugin 'cmdplug' tried to replace the command 'security'; kept the core's" in texts
+    assert "nothing to see" not in capsys.readouterr().out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -68,7 +69,18 @@ def _home_option(args: Sequence[str]) -> Path:
 def _add_commands(group: click.Group, pm: pluggy.PluginManager) -> None:
     for module_name in COMMAND_MODULES:
         group.add_command(importlib.import_module(module_name).command)
-    pm.hook.register_commands(cli=group)
+    builtin = dict(group.commands)
+    for impl in pm.hook.register_commands.get_hookimpls():
+        try:
+            impl.function(cli=group)
+        except Exception as exc:  # noqa: BLE001 - one broken plugin must not take every command with it
+            warnings.warn(f"plugin {impl.plugin_name!r} failed to add its commands: {type(exc).__name__}: {exc}",
+                          RuntimeWarning, stacklevel=2)
+        for name, command in builtin.items():
+            if group.commands.get(name) is not command:  # a core command is not a plugin's to replace
+                warnings.warn(f"plugin {impl.plugin_name!r} tried to replace the command {name!r}; kept the core's",
+                              RuntimeWarning, stacklevel=2)
+                group.add_command(command, name)
 
 
 def report(error: ClawcoreError) -> None:
@@ -86,6 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from clawcore.cli.state import build_plugin_manager
 
     args = list(argv) if argv is not None else sys.argv[1:]
+    # A warning (a plugin skipped, a command kept) is one line on stderr, not a line of Python source too.
+    warnings.formatwarning = lambda message, category, *rest, **kw: f"warning: {message}\n"
     try:
         home = _home_option(args)
         # Built before click parses the line (plugins add commands), from the home the line names: its
