@@ -140,3 +140,23 @@ def test_lines_are_json_objects_with_timestamps(tmp_path: Path) -> None:
     assert all(isinstance(json.loads(line)["ts"], float) for line in lines)
     assert "ünïcode ✓" in lines[1]
     assert oct(transcript.path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_turn_cut_off_mid_tool_call_resumes_with_every_call_answered(tmp_path: Path) -> None:
+    """Chat APIs refuse a tool call without a result: the replayed context closes it, the file is unchanged."""
+    from clawcore.sessions.history import INTERRUPTED
+
+    store = SessionStore(tmp_path)
+    session_id, transcript = store.create("s1")
+    transcript.append(message_to_entry(Message("user", "run it"), 1))
+    transcript.append(message_to_entry(Message("assistant", "", tool_calls=(ToolCall("bash", {"command": "make"}, "c1"),
+                                                                            ToolCall("bash", {"command": "ls"}, "c2"))), 2))
+    transcript.append(message_to_entry(Message("tool", "listing", tool_call_id="c2"), 3))
+    # Ctrl-C while c1 ran: its result never came; the next turn starts.
+    transcript.append(message_to_entry(Message("user", "what happened?"), 4))
+    transcript.append(message_to_entry(Message("tool", "late", tool_call_id="gone"), 5))  # its call is not there
+    context = [m for _, m in store.history(session_id).context]
+    assert [(m.role, m.tool_call_id, m.content) for m in context] == [
+        ("user", None, "run it"), ("assistant", None, ""), ("tool", "c2", "listing"), ("tool", "c1", INTERRUPTED),
+        ("user", None, "what happened?")]
+    assert len(store.read(session_id).entries) == 6  # header + the five lines as written

@@ -70,8 +70,44 @@ class SessionHistory:
                 first_kept = _int(entry.get("firstKeptSeq"), next_seq)
             elif kind == "usage":
                 tokens += _int(entry.get("input"), 0) + _int(entry.get("output"), 0)
-        context = tuple((seq, m) for seq, m in messages if seq >= first_kept)
+        context = _paired([(seq, m) for seq, m in messages if seq >= first_kept])
         return cls(context, summary, compactions, flushed_at, flushes, next_seq, visible, tokens, channel)
+
+
+#: What the model is told for a call whose result never reached the transcript.
+INTERRUPTED = "[no result: the turn was interrupted before this tool call finished]"
+
+
+def _paired(context: list[tuple[int, Message]]) -> tuple[tuple[int, Message], ...]:
+    """The context with every tool call answered and every tool result matched to its call.
+
+    Chat APIs refuse a history in which an assistant's tool call has no result before the next
+    message (a turn cut off by Ctrl-C or a crash mid-tool), or a result whose call is not there (cut
+    away by compaction): each call left open gets a result saying it was interrupted, each orphan
+    result is left out. The transcript itself is not changed.
+    """
+    out: list[tuple[int, Message]] = []
+    open_calls: list[tuple[int, str]] = []
+    known: set[str] = set()
+
+    def close_open() -> None:
+        out.extend((seq, Message("tool", INTERRUPTED, tool_call_id=call_id)) for seq, call_id in open_calls)
+        open_calls.clear()
+
+    for seq, message in context:
+        if message.role == "tool":
+            if message.tool_call_id not in known:
+                continue
+            open_calls[:] = [(s, c) for s, c in open_calls if c != message.tool_call_id]
+            out.append((seq, message))
+            continue
+        close_open()
+        out.append((seq, message))
+        for call in message.tool_calls:
+            known.add(call.id)
+            open_calls.append((seq, call.id))
+    close_open()
+    return tuple(out)
 
 
 def _int(value: Any, default: int) -> int:
