@@ -307,3 +307,29 @@ def test_a_monitor_confirm_without_rule_ids_is_not_pre_approved(clawcore_home: P
     [flush_entry] = [e for e in SessionStore(clawcore_home).read(session.id).entries if e["type"] == "flush"]
     assert flush_entry["writes"] == 0
     assert not (clawcore_home / "workspace" / "memory" / "2026-03-14.md").exists()
+
+
+def test_a_failed_flush_defers_compaction_and_is_tried_again(clawcore_home: Path, plugin_manager: Any,
+                                                              openai_server: OpenAIServer) -> None:
+    """A transient model error during the flush must not cost the cycle its notes."""
+    def answer(body: Mapping[str, Any]) -> Any:
+        if str(body["messages"][-1].get("content")).startswith("Memory flush"):
+            return text_reply("NO_REPLY")
+        return text_reply("SUMMARY" if body["messages"][0]["content"] == SUMMARY_SYSTEM else "reply")
+
+    openai_server.on_chat(answer)
+    openai_server.fail(503, times=1, endpoint="chat")  # the first request of the session: turn 1's flush
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, context_window=2000,
+                           agent={"compaction": {"reserveTokensFloor": 500,
+                                                 "memoryFlush": {"softThresholdTokens": 500}}})
+    with runtime.session(clock=lambda: FIXED_NOW) as session:
+        first = session.send("we decided the launch code word is PELICAN " + "x " * 2400)
+        assert first.compactions == 0  # deferred: the flush failed
+        second = session.send("more " * 1000)
+        assert second.compactions == 1
+    runtime.close()
+    entries = SessionStore(clawcore_home).read(session.id).entries
+    flushes = [e for e in entries if e["type"] == "flush"]
+    assert ["error" in e for e in flushes] == [True, False]
+    kinds = [e["type"] for e in entries if e["type"] in ("flush", "compaction")]
+    assert kinds == ["flush", "flush", "compaction"]

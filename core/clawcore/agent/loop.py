@@ -313,19 +313,25 @@ class Session:
             compaction_count=self.compaction_count,
             memory_flush_compaction_count=self.memory_flush_compaction_count,
         ) or (over_size and not flushed_this_cycle)
+        saved = True
         if due and self.settings.flush_enabled:
-            self._flush(sections, tokens, "size" if over_size else "threshold")
+            saved = self._flush(sections, tokens, "size" if over_size else "threshold")
         if tokens >= compact_at or over_size:
+            if not saved and tokens < window and not over_size:
+                return  # the flush failed (the model erred): compact next turn, after a flush that works
             self._compact(tokens)
 
-    def _flush(self, sections: Sequence[PromptSection], tokens: int, reason: str) -> None:
+    def _flush(self, sections: Sequence[PromptSection], tokens: int, reason: str) -> bool:
+        """Run the silent flush turn and record it; False when it failed (the cycle stays unflushed)."""
         def write(message: Message, extra: Mapping[str, Any]) -> None:
             self._write(message, keep=False, silent=True, **extra)
 
         flush = MemoryFlush(self.runtime, self.model, self.context, write, max_rounds=self.settings.flush_max_rounds)
         outcome = flush.run(self._system_prompt(sections), self.messages, self._now())
-        # Recorded with the count of the cycle it belongs to, before any compaction increments it.
-        self.memory_flush_compaction_count = self.compaction_count
+        # Recorded with the count of the cycle it belongs to, before any compaction increments it. A flush
+        # that failed does not count: the cycle's notes are still unsaved, and the next turn tries again.
+        if not outcome.error:
+            self.memory_flush_compaction_count = self.compaction_count
         self._flush_total += 1
         self.transcript.append({
             "type": "flush", "compactionCount": self.compaction_count, "reason": reason, "tokens": tokens,
@@ -343,6 +349,7 @@ class Session:
             except Exception as exc:  # noqa: BLE001 - the note is on disk; the next sync indexes it
                 self.runtime.audit("memory.sync_failed", {"error": f"{type(exc).__name__}: {exc}"},
                                    session_id=self.id)
+        return not outcome.error
 
     def _compact(self, tokens: int) -> None:
         keep = min(self.settings.keep_recent_tokens,

@@ -63,7 +63,8 @@ class SessionHistory:
                     visible += 1
             elif kind == "flush":
                 flushes += 1
-                flushed_at = _int(entry.get("compactionCount"), compactions)
+                if not entry.get("error"):  # a failed flush saved nothing: its cycle is still to flush
+                    flushed_at = _int(entry.get("compactionCount"), compactions)
             elif kind == "compaction":
                 compactions = _int(entry.get("compactionCount"), compactions + 1)
                 summary = str(entry.get("summary") or "")
