@@ -32,3 +32,11 @@ def test_fetch_without_hub_is_one_line_error(tmp_path: Path) -> None:
     assert done.returncode == 1
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("error: could not fetch model 'paraphrase-multilingual-MiniLM-L12-v2'")
+
+
+def test_fetch_into_a_home_that_cannot_hold_models_is_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "models").write_text("a file where the models folder should be\n")
+    done = clawcore(tmp_path, "embeddings-local", "fetch", "all-MiniLM-L6-v2-q8", HF_HUB_OFFLINE="1")
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: cannot store all-MiniLM-L6-v2-q8 under {tmp_path / 'models'}: Not a directory")

@@ -88,3 +88,8 @@ def test_identity_goes_into_the_index_meta(local_provider: LocalEmbeddingProvide
     assert local_provider.model == "all-MiniLM-L6-v2@sha256:8199be6f699a"
     assert local_provider.dims == 384
     assert local_provider.files.source == "bundle"
+
+
+def test_a_lone_surrogate_is_replaced_not_fatal(local_provider: LocalEmbeddingProvider) -> None:
+    broken, clean = local_provider.embed(["data\udcffbase migration", "database migration"])
+    assert len(broken) == len(clean) and abs(sum(x * x for x in broken) - 1.0) < 1e-3

@@ -54,4 +54,7 @@ def fetch_command(state: Any, name: str) -> None:
         locate(LocalSettings(model=name), state.home, allow_fetch=False)
     except ProviderUnavailable as exc:
         raise ClawcoreError(str(exc)) from exc
+    except OSError as exc:  # the models folder cannot be made or written (a file in its place, a full disk)
+        raise ClawcoreError(f"cannot store {name} under {state.home / 'models'}: "
+                            f"{exc.strerror or exc} ({exc.filename or ''})") from exc
     click.echo(f"{name}: verified in {folder}")

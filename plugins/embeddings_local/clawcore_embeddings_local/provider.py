@@ -113,6 +113,9 @@ class LocalEmbeddingProvider:
         """
         if not texts:
             return []
+        # A lone surrogate (text decoded with surrogateescape, a "\ud800" escape) is no text the tokenizer
+        # takes: it becomes U+FFFD rather than failing the whole batch.
+        texts = [t if t.isascii() else t.encode("utf-8", "replace").decode("utf-8") for t in texts]
         rows: list[list[int]] = []
         owners: list[int] = []
         limit = self._content * MAX_WINDOWS
