@@ -199,3 +199,19 @@ def test_cli_run_refuses_a_public_bind_without_a_secret(clawcore_home: Path) -> 
     )
     assert proc.returncode == 2
     assert "refusing to bind '0.0.0.0'" in proc.stderr
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--url", "ws://127.0.0.1:99999", "Port out of range"),
+    ("--url", "ws://[::1", "Invalid IPv6 URL"),
+    ("--url", "http://127.0.0.1:1", "is not a ws:// or wss:// URL"),
+    ("--timeout", "nan", "is not a number of seconds above 0"),
+    ("--timeout", "0", "is not a number of seconds above 0"),
+])
+def test_cli_call_bad_options_are_usage_errors(clawcore_home: Path, capsys: Any, option: str, value: str,
+                                               message: str) -> None:
+    from clawcore.cli import main
+
+    assert main(["--home", str(clawcore_home), "gateway", "call", "ping", option, value]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import signal
+import urllib.parse
 
 import click
 
@@ -91,6 +93,16 @@ def call(
         raise click.BadParameter("must be a JSON object", param_hint="--params")
     if token and password:
         raise click.UsageError("give --token or --password, not both")
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise click.BadParameter(f"{timeout} is not a number of seconds above 0", param_hint="--timeout")
+    if url is not None:
+        try:
+            parts = urllib.parse.urlsplit(url)
+            parts.port  # noqa: B018 - raises ValueError for a port out of range
+        except ValueError as exc:
+            raise click.BadParameter(f"{url!r} is not a URL: {exc}", param_hint="--url") from None
+        if parts.scheme not in ("ws", "wss") or not parts.hostname:
+            raise click.BadParameter(f"{url!r} is not a ws:// or wss:// URL with a host", param_hint="--url")
     settings = GatewaySettings.from_config(load_config(state.home, pm=state.plugin_manager).data, os.environ)
     if not token and not password:
         token, password = settings.token, settings.password
