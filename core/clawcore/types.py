@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
+    "UNREADABLE_ARGUMENTS",
     "Action",
     "AuditEvent",
     "ChatModel",
@@ -134,6 +135,11 @@ class Message:
     #: Channel the message came from or goes to ("cli", "gateway", ...).
     channel: str = "local"
     metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+#: The key a model plugin puts the raw text under when a call's arguments are not a JSON object
+#: (``{UNREADABLE_ARGUMENTS: '{not json'}``): the loop tells the model so and runs nothing.
+UNREADABLE_ARGUMENTS = "__unreadable_arguments__"
 
 
 @dataclass(frozen=True)

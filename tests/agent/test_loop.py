@@ -168,7 +168,8 @@ def test_invalid_tool_arguments_are_reported_to_the_model(clawcore_home: Path, p
         reply = session.send("go")
     assert reply.text == "sorry" and calls == []
     requests = openai_server.requests_to("chat/completions")
-    assert requests[1].body["messages"][-1]["content"].startswith("error: invalid arguments for echo: 'text'")
+    assert requests[1].body["messages"][-1]["content"] == (
+        "error: invalid arguments for echo: the arguments are not a JSON object ('{broken'); send them again as one")
     assert "unknown tool 'nope'" in requests[2].body["messages"][-1]["content"]
 
 

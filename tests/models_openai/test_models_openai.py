@@ -86,10 +86,14 @@ def test_tool_calls_round_trip(openai_server: OpenAIServer) -> None:
     assert [m["tool_call_id"] for m in sent["messages"][2:]] == [c.id for c in first.tool_calls]
 
 
-def test_malformed_tool_arguments_become_empty(openai_server: OpenAIServer) -> None:
-    openai_server.script(tool_reply("echo", "{not json"))
+def test_malformed_tool_arguments_keep_their_text_under_the_marker(openai_server: OpenAIServer) -> None:
+    from clawcore.types import UNREADABLE_ARGUMENTS
+
+    openai_server.script(tool_reply("echo", "{not json"), tool_reply("echo", "[1, 2]"))
     [call] = model_for(openai_server).complete([Message("user", "x")], [ECHO]).tool_calls
-    assert call == ToolCall("echo", {}, call.id)
+    assert call == ToolCall("echo", {UNREADABLE_ARGUMENTS: "{not json"}, call.id)
+    [listed] = model_for(openai_server).complete([Message("user", "x")], [ECHO]).tool_calls
+    assert listed.arguments == {UNREADABLE_ARGUMENTS: "[1, 2]"}
 
 
 def test_retries_honour_retry_after(openai_server: OpenAIServer) -> None:

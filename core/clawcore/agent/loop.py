@@ -35,6 +35,7 @@ from clawcore.sessions.history import SessionHistory
 from clawcore.sessions.store import SessionStore
 from clawcore.sessions.transcript import Transcript, message_to_entry
 from clawcore.types import (
+    UNREADABLE_ARGUMENTS,
     Action,
     ChatModel,
     HookContext,
@@ -395,6 +396,9 @@ class Session:
 
 def _argument_problem(tool: Tool, arguments: Mapping[str, Any]) -> str:
     """One line saying why ``arguments`` do not fit the tool's schema, or ``""``."""
+    if UNREADABLE_ARGUMENTS in arguments:
+        raw = str(arguments[UNREADABLE_ARGUMENTS])
+        return f"the arguments are not a JSON object ({raw[:200]!r}); send them again as one"
     try:
         validator = jsonschema.Draft202012Validator(dict(tool.parameters))
         error = jsonschema.exceptions.best_match(validator.iter_errors(dict(arguments)))

@@ -10,6 +10,7 @@ from typing import Any
 import openai
 from clawcore import Message, ModelReply, ProviderUnavailable, Tool, ToolCall
 from clawcore.config import parse_duration
+from clawcore.types import UNREADABLE_ARGUMENTS
 
 __all__ = ["DEFAULTS", "OpenAIChatModel", "resolve_api_key"]
 
@@ -133,16 +134,14 @@ class OpenAIChatModel:
 
 
 def parse_arguments(raw: str | None) -> dict[str, Any]:
-    """A tool call's JSON arguments; anything that is not a JSON object becomes ``{}``.
-
-    The agent loop validates arguments against the tool's schema, so a call
-    whose arguments were unreadable fails there with a message the model sees.
-    """
+    """A tool call's JSON arguments; text that is not a JSON object is kept under
+    :data:`~clawcore.types.UNREADABLE_ARGUMENTS`, so the loop tells the model what was wrong
+    and the transcript keeps what it sent."""
     try:
         value = json.loads(raw or "{}")
     except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+        return {UNREADABLE_ARGUMENTS: raw}
+    return value if isinstance(value, dict) else {UNREADABLE_ARGUMENTS: raw}
 
 
 def to_openai_message(message: Message) -> dict[str, Any]:
