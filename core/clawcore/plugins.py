@@ -146,6 +146,12 @@ def get_plugin_manager(
                     f"required plugin {name!r} is disabled (plugins.disable or "
                     f"CLAWCORE_DISABLE_PLUGINS); remove it from one list or the other"
                 )
+            if settings.load is not None and name not in settings.load and load_entrypoints and any(
+                    ep.name == name for ep in _entry_points()):
+                raise PluginError(
+                    f"required plugin {name!r} is installed but not in the allowlist (plugins.load or "
+                    f"CLAWCORE_LOAD_PLUGINS); add it there"
+                )
             raise PluginError(
                 f"required plugin {name!r} is not installed: "
                 f"pip install {_distribution_hint(name)}"

@@ -121,7 +121,7 @@ def test_required_but_disabled_fails_closed() -> None:
 
 
 def test_required_but_not_allowlisted_fails_closed() -> None:
-    with pytest.raises(PluginError, match="'prism' is not installed"):
+    with pytest.raises(PluginError, match="'prism' is installed but not in the allowlist"):
         get_plugin_manager(PluginSettings(load=(), required=("prism",)))
 
 
@@ -187,3 +187,4 @@ def test_a_plugin_cannot_break_or_replace_the_core_commands(fake_distribution, m
     assert "plugin 'cmdplug' failed to add its commands: RuntimeError: boom" in texts
     assert "plugin 'cmdplug' tried to replace the command 'security'; kept the core's" in texts
     assert "nothing to see" not in capsys.readouterr().out
+
