@@ -316,14 +316,13 @@ def _key_path(parts: Iterator[Any] | Any) -> str:
     return text or "(top level)"
 
 
-#: Keys whose values are secrets: a problem with one names its type, never its value.
-_SECRET_KEY = re.compile(r"(?i)(token|password|passwd|secret|api_?key|credential|private_?key)")
-
-
 def _describe(error: jsonschema.ValidationError) -> list[str]:
     where = _key_path(error.absolute_path)
     prefix = "" if where == "(top level)" else where + "."
-    if any(_SECRET_KEY.search(str(part)) for part in error.absolute_path):
+    from clawcore.security.secrets import is_secret_key
+
+    # A value under a credential-named key (the names `config show` masks) is described, never shown.
+    if error.validator != "additionalProperties" and any(is_secret_key(str(p)) for p in error.absolute_path):
         if error.validator == "type":
             expected = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
             return [f"{where}: expected {' or '.join(expected)}, got {_type_name(error.instance)} (a secret: not shown)"]
