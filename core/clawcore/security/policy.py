@@ -131,8 +131,8 @@ TOOLS_SCHEMA: dict[str, Any] = {
 
 #: Wildcard DNS services: ``169.254.169.254.nip.io`` resolves to the address it spells.
 _WILDCARD_DNS = re.compile(r"^(.+?)[.-](?:nip\.io|sslip\.io|xip\.io|traefik\.me|localtest\.me)\.?$", re.IGNORECASE)
-_METADATA_NAMES = frozenset({"metadata", "metadata.google.internal", "metadata.azure.com", "instance-data",
-                             "instance-data.ec2.internal"})
+#: Short names the metadata services answer to inside clouds (the long ones are in ``METADATA``).
+_METADATA_NAMES = frozenset({"metadata", "instance-data", "instance-data.ec2.internal"})
 
 
 def _names_metadata(url: str) -> bool:
@@ -144,12 +144,13 @@ def _names_metadata(url: str) -> bool:
     from urllib.parse import urlsplit
 
     from clawcore.security.network import parse_ip
+    from clawcore.security.shell_vocabulary import METADATA
 
     try:
         host = (urlsplit(url).hostname or "").rstrip(".").lower()
     except ValueError:
         return False
-    if host in _METADATA_NAMES:
+    if host in _METADATA_NAMES or METADATA.match(host):
         return True
     spelled = _WILDCARD_DNS.match(host)
     if spelled:
@@ -158,7 +159,7 @@ def _names_metadata(url: str) -> bool:
     if address is None:
         return False
     mapped = getattr(address, "ipv4_mapped", None) or address
-    return mapped.is_link_local or str(mapped) in ("100.100.100.200", "fd00:ec2::254")
+    return mapped.is_link_local or bool(METADATA.match(str(mapped)))
 
 
 #: Commands that move, delete or re-own what they name: for them the home folder itself is a runtime file.
