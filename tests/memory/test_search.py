@@ -183,9 +183,11 @@ def test_cjk_query_finds_text_without_spaces(tmp_path: Path, open_mem) -> None:
     assert [r.path for r in response.results] == ["memory/2024-02-01.md"]
     assert "数据库" in response.results[0].snippet
     assert memory.search("饺子").results[0].path == "memory/2024-02-02.md"
-    # one character: where it begins a pair of the indexed text
+    # one character, wherever it stands in a run: first, inside, last
     assert [r.path for r in memory.search("数").results] == ["memory/2024-02-01.md"]
     assert [r.path for r in memory.search("饺").results] == ["memory/2024-02-02.md"]
+    assert [r.path for r in memory.search("移").results] == ["memory/2024-02-01.md"]
+    assert [r.path for r in memory.search("子").results] == ["memory/2024-02-02.md"]
     # a substring that is not in the text does not match through its pieces
     assert memory.search("库数据").results == ()
     # mixed-script queries work too

@@ -3,9 +3,11 @@
 FTS5's ``unicode61`` tokenizer does not split text written without spaces
 (Chinese, Japanese, Korean), so before a chunk reaches the FTS table every
 CJK run is rewritten as its overlapping character pairs, separated by
-spaces (``数据库迁移`` -> ``数据 据库 库迁 迁移``). A CJK query becomes the
-phrase of its pairs, which matches exactly where the query text occurs,
-in any length of two characters or more.
+spaces, and its last character follows alone (``数据库迁移`` -> ``数据 据库
+库迁 迁移 移``). A CJK query becomes the phrase of its pairs, which matches
+exactly where the query text occurs, in any length of two characters or
+more; a single character is the prefix of a pair, or the run's last
+character, wherever it occurs.
 
 Queries never reach FTS5 raw: each term is a double-quoted string, so no
 user input can produce an FTS5 syntax error, and the terms are OR-joined so
@@ -23,14 +25,19 @@ __all__ = ["FTS_SCHEME", "TOKENIZER", "fts_text", "match_expression"]
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 #: Written into the index meta; a change rebuilds the index. "contentless": the
 #: FTS table holds no copy of the text (indexes written before are rebuilt).
-FTS_SCHEME = f"cjk-bigram-v1/contentless/{TOKENIZER}"
+FTS_SCHEME = f"cjk-bigram-v2/contentless/{TOKENIZER}"
 
 
 def fts_text(text: str) -> str:
-    """The text stored in the FTS table for a chunk: CJK runs spelled as character pairs."""
+    """The text stored in the FTS table for a chunk: CJK runs spelled as character pairs.
+
+    A run's last character is also indexed alone: it begins no pair, and a
+    one-character query looks for the characters that begin a token.
+    """
     parts: list[str] = []
     for cjk, run in split_runs(text):
-        parts.append(" " + " ".join(cjk_grams(run)) + " " if cjk else run)
+        grams = cjk_grams(run) + ([run[-1]] if len(run) > 1 else [])
+        parts.append(" " + " ".join(grams) + " " if cjk else run)
     return "".join(parts)
 
 
@@ -52,5 +59,5 @@ def match_expression(query: str) -> str | None:
 
 
 def _one_cjk_character(phrase: tuple[str, ...]) -> bool:
-    """A lone CJK character is indexed inside pairs: it is looked up as the prefix of one (``"数"*``)."""
+    """A lone CJK character is looked up as the prefix of a token (``"数"*``): a pair, or a run's last character."""
     return len(phrase) == 1 and len(phrase[0]) == 1 and next(split_runs(phrase[0]))[0]
