@@ -143,15 +143,20 @@ def test_bubblewrap_boundary(tmp_path: Path) -> None:
     (home / "clawcore.yaml").write_text("gateway: {token: do-not-read}\n")
     (home / "audit").mkdir()
     (home / "audit" / "audit.jsonl").write_text("{}\n")
+    (workspace / "index").mkdir()  # hidden inside the writable folder: stays hidden
+    (workspace / "index" / "memory.sqlite").write_text("rows")
     outside = tmp_path / "outside"
     outside.mkdir()
     backend = LocalSandbox(isolation="bwrap", writable=[workspace],
-                           hidden=[home / "clawcore.yaml", home / "audit"])
+                           hidden=[home / "clawcore.yaml", home / "audit", workspace / "index"])
     result = backend.run(
         f"echo ok > inside.txt; touch {outside}/x 2>&1; cat {home}/clawcore.yaml; ls {home}/audit; "
+        "ls index; echo gone > index/memory.sqlite; head -c 20 /etc/shadow; "
         "touch /usr/escape 2>&1; echo ps=$(ls /proc | grep -c '^[0-9]')",
         cwd=workspace, timeout_s=10)
     assert (workspace / "inside.txt").read_text() == "ok\n"
+    assert "memory.sqlite" not in result.stdout and (workspace / "index" / "memory.sqlite").read_text() == "rows"
+    assert "root:" not in result.stdout
     assert not (outside / "x").exists() and not Path("/usr/escape").exists()
     assert "do-not-read" not in result.stdout
     assert "audit.jsonl" not in result.stdout

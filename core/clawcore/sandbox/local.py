@@ -254,7 +254,7 @@ class LocalSandbox:
             if os.geteuid() == 0 and _can_mask():
                 # Root sees every file: in the command's own mount namespace, cover what bubblewrap hides,
                 # then drop every capability so the command cannot uncover it (umount needs CAP_SYS_ADMIN).
-                dirs, files = self._masked(cwd)
+                dirs, files = self._masked([cwd])
                 prelude = "".join(f"mount -t tmpfs -o size=4k,mode=000 clawcore-hidden {shlex.quote(d)} && "
                                   for d in dirs)
                 prelude += "".join(f"mount --bind /dev/null {shlex.quote(f)} && " for f in files)
@@ -264,20 +264,24 @@ class LocalSandbox:
             return [*argv, *shell]
         return shell
 
-    def _masked(self, cwd: Path) -> tuple[list[str], list[str]]:
-        """The folders and files a command must not see: credential stores and the runtime's own files."""
+    def _masked(self, keep: Sequence[Path]) -> tuple[list[str], list[str]]:
+        """The folders and files a command must not see: credential stores and the runtime's own files.
+
+        A folder that holds one of ``keep`` (the working directory, a writable path) is left visible:
+        covering it would hide what the command works on.
+        """
         user_home = Path.home()
         candidates = [user_home / rel for rel in _HIDDEN_HOME_DIRS] + [Path(d) for d in _HIDDEN_SYSTEM_DIRS]
         candidates += [user_home / rel for rel in _HIDDEN_HOME_FILES] + [Path(f) for f in _HIDDEN_SYSTEM_FILES]
         candidates += list(self.hidden)
-        work = Path(os.path.realpath(cwd))
+        kept = [Path(os.path.realpath(path)) for path in keep]
         reals = sorted({Path(os.path.realpath(path)) for path in candidates}, key=lambda p: len(p.parts))
         dirs: list[Path] = []
         files: list[Path] = []
         for real in reals:
             if any(_contains(d, real) for d in dirs):
                 continue  # already under a covered folder
-            if real.is_dir() and not _contains(real, work):
+            if real.is_dir() and not any(_contains(real, k) for k in kept):
                 dirs.append(real)
             elif real.is_file():
                 files.append(real)
@@ -290,14 +294,6 @@ class LocalSandbox:
             argv.append("--unshare-net")
         if os.geteuid() == 0:
             argv += ["--cap-drop", "ALL"]
-        user_home = Path.home()
-        for rel in _HIDDEN_HOME_DIRS:
-            target = user_home / rel
-            if target.is_dir():
-                argv += ["--tmpfs", str(target)]
-        for name in _HIDDEN_SYSTEM_DIRS:
-            if os.path.isdir(name) and not _contains(Path(name), cwd):
-                argv += ["--tmpfs", name]
         binds: list[Path] = []
         private_tmp = Path(os.path.realpath(tempfile.gettempdir()))
         for path in (*self.writable, cwd):
@@ -308,19 +304,12 @@ class LocalSandbox:
                 binds.append(real)
         for real in sorted(binds, key=lambda p: len(p.parts)):
             argv += ["--bind", str(real), str(real)]
-        for hidden in self.hidden:
-            real = Path(os.path.realpath(hidden))
-            if real.is_dir():
-                argv += ["--tmpfs", str(real)]
-            elif real.exists():
-                argv += ["--ro-bind", "/dev/null", str(real)]
-        for rel in _HIDDEN_HOME_FILES:
-            target = user_home / rel
-            if target.is_file():
-                argv += ["--ro-bind", "/dev/null", str(target)]
-        for name in _HIDDEN_SYSTEM_FILES:
-            if os.path.isfile(name):
-                argv += ["--ro-bind", "/dev/null", name]
+        # After the binds, so that what is hidden inside a writable folder stays hidden.
+        dirs, files = self._masked(binds)
+        for folder in dirs:
+            argv += ["--tmpfs", folder]
+        for file in files:
+            argv += ["--ro-bind", "/dev/null", file]
         argv += ["--chdir", str(Path(os.path.realpath(cwd)))]
         return argv
 
