@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import threading
 from collections.abc import Iterator
@@ -133,6 +134,55 @@ def test_unshare_as_root_covers_the_runtimes_files_and_credential_stores(tmp_pat
     assert (home / "audit" / "audit.jsonl").read_text() == "{}\n"
     assert "root:" not in result.stdout  # /etc/shadow reads as empty
     assert (workspace / "inside.txt").read_text() == "ok\n"
+
+
+_AS_USER = """
+import sys
+from pathlib import Path
+from clawcore.sandbox.local import LocalSandbox, _can_mask
+home = Path(sys.argv[1])
+if not _can_mask():
+    print("cannot-mask")
+    raise SystemExit(0)
+backend = LocalSandbox(isolation="unshare", hidden=[home / "clawcore.yaml", home / "audit"])
+result = backend.run("id -u; cat ../clawcore.yaml; ls ../audit 2>&1; umount ../audit 2>&1; cat ~/.ssh/id_ed25519; "
+                     "echo ok > inside.txt", cwd=home / "workspace", timeout_s=10)
+print(result.stdout, result.stderr)
+"""
+
+
+@pytest.mark.skipif("unshare" not in ISOLATIONS or os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs unshare, and root to become another user")
+def test_unshare_as_another_user_covers_the_same_files(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import tempfile
+
+    nobody = 65534
+    home = Path(tempfile.mkdtemp(prefix="clawcore-user-", dir="/tmp"))
+    try:
+        (home / "workspace").mkdir()
+        (home / "clawcore.yaml").write_text("gateway: {token: do-not-read}\n")
+        (home / "audit").mkdir()
+        (home / "audit" / "audit.jsonl").write_text("{}\n")
+        (home / "workspace" / ".ssh").mkdir()  # the user's own credential store: HOME is the workspace
+        (home / "workspace" / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+        for path in [home, *home.rglob("*")]:
+            os.chown(path, nobody, nobody)
+        done = subprocess.run(["setpriv", f"--reuid={nobody}", f"--regid={nobody}", "--clear-groups",
+                               sys.executable, "-c", _AS_USER, str(home)],
+                              capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(home / "workspace")},
+                              check=False)
+        assert done.returncode == 0, done.stderr
+        if done.stdout.strip() == "cannot-mask":
+            pytest.skip("this unshare cannot keep capabilities in a user namespace (util-linux < 2.38)")
+        assert done.stdout.split()[0] == str(nobody)  # the command runs as the user, not as root
+        assert "do-not-read" not in done.stdout and "audit.jsonl" not in done.stdout
+        assert "PRIVATE KEY" not in done.stdout
+        assert (home / "audit" / "audit.jsonl").read_text() == "{}\n"
+        assert (home / "workspace" / "inside.txt").read_text() == "ok\n"
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.mark.skipif("bwrap" not in ISOLATIONS, reason="bubblewrap not available")

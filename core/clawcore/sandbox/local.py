@@ -18,9 +18,10 @@ Where available, in this order (``sandbox.isolation: auto``):
   namespaces, all capabilities dropped, and no network namespace shared with
   the host unless ``sandbox.network.shell: allow``;
 * **unshare** (util-linux): new user (where not root), network, PID, IPC and
-  UTS namespaces — no network and no view of other processes, but the host
-  filesystem as it is; as root, what bubblewrap hides is covered in the
-  command's own mount namespace and every capability is dropped before it runs;
+  UTS namespaces — no network and no view of other processes, and the host
+  filesystem, on which what bubblewrap hides is covered in the command's own
+  mount namespace before every capability is dropped (as another user than
+  root this needs ``unshare --keep-caps``, util-linux 2.38);
 * **none**: process-group and environment hygiene only; :meth:`LocalSandbox.info`
   says so plainly, for the system prompt and ``clawcore sandbox info``.
 """
@@ -76,21 +77,29 @@ def _probe(argv: Sequence[str]) -> bool:
     return done.returncode == 0
 
 
-def _unshare_argv() -> list[str]:
+def _unshare_argv(*, masking: bool = False) -> list[str]:
+    """unshare's arguments; ``masking`` keeps a non-root user's namespace capabilities for the mounts."""
     argv = ["unshare", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--mount-proc"]
     if os.geteuid() != 0:
-        argv.insert(1, "--user")
-        argv.insert(2, "--map-current-user")
+        argv[1:1] = ["--user", "--map-current-user"] + (["--keep-caps"] if masking else [])
     return argv
+
+
+#: Runs the command after the mounts with no capability left (umount needs CAP_SYS_ADMIN).
+_DROP_CAPS = 'exec setpriv --bounding-set -all --inh-caps -all --ambient-caps -all bash --noprofile --norc -c "$0"'
 
 
 @functools.lru_cache(maxsize=1)
 def _can_mask() -> bool:
-    """Whether a root command under unshare can mount over files and then drop its capabilities."""
+    """Whether a command under unshare can mount over files and then drop every capability.
+
+    As root it can; as another user it needs a user namespace that keeps its capabilities
+    (``unshare --keep-caps``, util-linux 2.38 and later).
+    """
     setpriv, mount = shutil.which("setpriv"), shutil.which("mount")
     return bool(setpriv and mount) and _probe(
-        [*_unshare_argv(), "bash", "--noprofile", "--norc", "-c",
-         "mount --bind /dev/null /dev/null && exec setpriv --bounding-set -all --inh-caps -all true"])
+        [*_unshare_argv(masking=True), "bash", "--noprofile", "--norc", "-c",
+         f"mount --bind /dev/null /dev/null && {_DROP_CAPS}"])
 
 
 @functools.lru_cache(maxsize=8)
@@ -208,8 +217,7 @@ class LocalSandbox:
                 "Shell commands run with bash in new Linux namespaces (unshare): other processes are invisible "
                 "and the shell " + ("has network access" if self.network else "has no network access (own empty "
                                     "network namespace)") + "; the filesystem is the host's, limited by file permissions"
-                + (" (credential stores and the runtime's own files are covered)"
-                   if os.geteuid() == 0 and _can_mask() else "") + "."
+                + (" (credential stores and the runtime's own files are covered)" if _can_mask() else "") + "."
             )
         else:
             boundary = (
@@ -248,19 +256,19 @@ class LocalSandbox:
         if self.isolation == "bwrap":
             return [*self._bwrap_prefix(cwd), *shell]
         if self.isolation == "unshare":
-            argv = _unshare_argv()
+            masking = _can_mask()
+            argv = _unshare_argv(masking=masking)
             if self.network:
                 argv.remove("--net")
-            if os.geteuid() == 0 and _can_mask():
-                # Root sees every file: in the command's own mount namespace, cover what bubblewrap hides,
-                # then drop every capability so the command cannot uncover it (umount needs CAP_SYS_ADMIN).
+            if masking:
+                # The host's filesystem is in view: in the command's own mount namespace, cover what
+                # bubblewrap hides, then drop every capability so the command cannot uncover it.
                 dirs, files = self._masked([cwd])
                 prelude = "".join(f"mount -t tmpfs -o size=4k,mode=000 clawcore-hidden {shlex.quote(d)} && "
                                   for d in dirs)
                 prelude += "".join(f"mount --bind /dev/null {shlex.quote(f)} && " for f in files)
-                run = 'exec setpriv --bounding-set -all --inh-caps -all bash --noprofile --norc -c "$0"'
                 refuse = "{ echo 'sandbox: could not hide the protected files; not running' >&2; exit 126; }"
-                return [*argv, "bash", "--noprofile", "--norc", "-c", f"{prelude}{run} || {refuse}", command]
+                return [*argv, "bash", "--noprofile", "--norc", "-c", f"{prelude}{_DROP_CAPS} || {refuse}", command]
             return [*argv, *shell]
         return shell
 
