@@ -207,41 +207,41 @@ class Hooks:
     # -- registries ----------------------------------------------------------
 
     def registry(self, hook_name: str) -> dict[str, Any]:
-        """Collect ``register(name, value)`` calls of a ``register_*`` hook."""
+        """Collect the ``register(name, value)`` calls of a ``register_*`` hook."""
+        return self._registrations(hook_name, lambda add: add)
+
+    def tools(self) -> dict[str, Tool]:
+        """Every registered tool by name (``register(tool)``)."""
+        return self._registrations("register_tools", lambda add: lambda tool: add(tool.name, tool))
+
+    def _registrations(self, hook_name: str, adapt: Callable[[Callable[[str, Any], None]], Callable[..., None]]
+                       ) -> dict[str, Any]:
+        """Run each plugin's ``register_*`` hook with a ``register`` callback; ``adapt`` gives its signature.
+
+        Two plugins registering one name is an error naming both. A plugin whose hook raises loses its own
+        registrations, not everyone's: the failure is reported through ``on_failure``.
+        """
         found: dict[str, Any] = {}
         owners: dict[str, str] = {}
         for impl in reversed(getattr(self.pm.hook, hook_name).get_hookimpls()):
+            plugin = impl.plugin_name
+            mine: dict[str, Any] = {}
 
-            def register(name: str, value: Any, _plugin: str = impl.plugin_name) -> None:
-                if name in found:
-                    raise PluginError(
-                        f"{hook_name}: {name!r} is registered by both {owners[name]!r} and {_plugin!r}"
-                    )
-                found[name] = value
-                owners[name] = _plugin
-
-            self._single(hook_name, impl)(register=register)
-        return found
-
-    def tools(self) -> dict[str, Tool]:
-        """Every registered tool by name."""
-        found: dict[str, Tool] = {}
-        owners: dict[str, str] = {}
-        for impl in reversed(self.pm.hook.register_tools.get_hookimpls()):
-
-            def register(tool: Tool, _plugin: str = impl.plugin_name) -> None:
-                if tool.name in found:
-                    raise PluginError(f"register_tools: tool {tool.name!r} is registered by both "
-                                      f"{owners[tool.name]!r} and {_plugin!r}")
-                found[tool.name] = tool
-                owners[tool.name] = _plugin
+            def add(name: str, value: Any, _plugin: str = plugin, _mine: dict[str, Any] = mine) -> None:
+                if name in found or name in _mine:
+                    raise PluginError(f"{hook_name}: {name!r} is registered by both "
+                                      f"{owners.get(name, _plugin)!r} and {_plugin!r}")
+                _mine[name] = value
 
             try:
-                self._single("register_tools", impl)(register=register)
+                self._single(hook_name, impl)(register=adapt(add))
             except PluginError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - a broken plugin loses its own tools, not everyone's
-                self._on_failure("register_tools", impl.plugin_name, exc, None)
+            except Exception as exc:  # noqa: BLE001 - reported; the other plugins' registrations stand
+                self._on_failure(hook_name, plugin, exc, None)
+                continue
+            found.update(mine)
+            owners.update(dict.fromkeys(mine, plugin))
         return found
 
     def embedding_providers(self) -> Mapping[str, Any]:

@@ -189,8 +189,29 @@ def test_registry_duplicate_names_name_both_plugins(plugin_manager, register_plu
 
     register_plugin(One(), "one")
     register_plugin(Two(), "two")
-    with pytest.raises(PluginError, match="'gpt' is registered by both 'two' and 'one'"):
+    with pytest.raises(PluginError, match="register_models: 'gpt' is registered by both 'two' and 'one'"):
         Hooks(plugin_manager).models()
+
+
+def test_a_broken_registry_plugin_loses_only_its_own_entries(plugin_manager, register_plugin) -> None:
+    class Good:
+        @hookimpl
+        def register_embedding_providers(self, register):
+            register("good", object)
+
+    class Broken:
+        @hookimpl
+        def register_embedding_providers(self, register):
+            register("half", object)
+            raise RuntimeError("boom")
+
+    register_plugin(Good(), "good")
+    register_plugin(Broken(), "broken")
+    failures: list[tuple[str, str]] = []
+    hooks = Hooks(plugin_manager, on_failure=lambda hook, plugin, exc, ctx: failures.append((hook, plugin)))
+    providers = hooks.embedding_providers()
+    assert "good" in providers and "half" not in providers  # all of a broken plugin's entries, or none
+    assert failures == [("register_embedding_providers", "broken")]
 
 
 def test_tools_a_duplicate_names_both_plugins_and_a_broken_plugin_loses_only_its_own(plugin_manager,
@@ -223,7 +244,7 @@ def test_tools_a_duplicate_names_both_plugins_and_a_broken_plugin_loses_only_its
             register(tool("mine"))
 
     register_plugin(Shadow(), "shadow")
-    with pytest.raises(PluginError, match="tool 'mine' is registered by both '(mine|shadow)' and '(mine|shadow)'"):
+    with pytest.raises(PluginError, match="register_tools: 'mine' is registered by both '(mine|shadow)' and '(mine|shadow)'"):
         Hooks(plugin_manager).tools()
 
 
