@@ -23,6 +23,7 @@ import pluggy
 import yaml
 
 from clawcore.errors import ConfigError
+from clawcore.plugins import call_plugin
 
 __all__ = [
     "Config",
@@ -247,9 +248,20 @@ def build_schema(pm: pluggy.PluginManager | None) -> dict[str, Any]:
     if pm is None:
         return schema
     for impl in pm.hook.config_schema.get_hookimpls():
-        fragments = impl.function()
+        try:
+            answers = call_plugin(pm, "config_schema", impl)
+        except Exception as exc:  # noqa: BLE001 - a plugin whose settings cannot be checked does not run unchecked
+            first_line = (str(exc).splitlines() or [""])[0]
+            raise ConfigError(
+                f"plugin {impl.plugin_name!r} failed to declare its config section ({type(exc).__name__}: "
+                f"{first_line}); fix or uninstall it, or block it with CLAWCORE_DISABLE_PLUGINS={impl.plugin_name}"
+            ) from exc
+        fragments = answers[0] if answers else None
         if not fragments:
             continue
+        if not isinstance(fragments, Mapping):
+            raise ConfigError(f"plugin {impl.plugin_name!r} declared its config sections as "
+                              f"{_type_name(fragments)}, not a mapping of section paths to schemas")
         for dotted, fragment in fragments.items():
             if dotted in owners:
                 raise ConfigError(
@@ -349,7 +361,9 @@ def _describe(error: jsonschema.ValidationError) -> list[str]:
     if error.validator == "type":
         expected = error.validator_value
         names = expected if isinstance(expected, list) else [expected]
-        return [f"{where}: expected {' or '.join(names)}, got {_type_name(error.instance)} {_short(error.instance)}"]
+        got = "nothing (the key has no value)" if error.instance is None else \
+            f"{_type_name(error.instance)} {_short(error.instance)}"
+        return [f"{where}: expected {' or '.join(names)}, got {got}"]
     if error.validator == "enum":
         choices = ", ".join(repr(c) for c in error.validator_value)
         return [f"{where}: {_short(error.instance)} is not one of {choices}"]

@@ -25,6 +25,7 @@ from typing import Any
 import pluggy
 
 from clawcore.errors import PluginError
+from clawcore.plugins import call_plugin
 from clawcore.types import (
     Action,
     Decision,
@@ -81,18 +82,13 @@ class Hooks:
         """
         for impl in reversed(getattr(self.pm.hook, name).get_hookimpls()):
             try:
-                results = self._single(name, impl)(**kwargs)
+                results = call_plugin(self.pm, name, impl, **kwargs)
             except Exception as exc:  # fail closed is decided by the caller
                 self._on_failure(name, impl.plugin_name, exc, failing_context)
                 yield impl.plugin_name, exc
                 continue
             for result in results:
                 yield impl.plugin_name, result
-
-    def _single(self, name: str, impl: pluggy.HookImpl) -> Any:
-        """A hook caller that reaches only ``impl``'s plugin."""
-        others = [i.plugin for i in getattr(self.pm.hook, name).get_hookimpls() if i.plugin is not impl.plugin]
-        return self.pm.subset_hook_caller(name, remove_plugins=others)
 
     def _decide(self, names: Sequence[str], failing_context: HookContext | None, /, **kwargs: Any) -> Decision:
         decisions: list[Decision] = []
@@ -180,7 +176,7 @@ class Hooks:
 
     def _transform(self, name: str, impl: pluggy.HookImpl, failing_context: HookContext, /, **kwargs: Any) -> Any:
         try:
-            results = self._single(name, impl)(**kwargs)
+            results = call_plugin(self.pm, name, impl, **kwargs)
         except Exception as exc:
             self._on_failure(name, impl.plugin_name, exc, failing_context)
             return None
@@ -234,7 +230,7 @@ class Hooks:
                 _mine[name] = value
 
             try:
-                self._single(hook_name, impl)(register=adapt(add))
+                call_plugin(self.pm, hook_name, impl, register=adapt(add))
             except PluginError:
                 raise
             except Exception as exc:  # noqa: BLE001 - reported; the other plugins' registrations stand

@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import Any
 
 import importlib_metadata
 import pluggy
@@ -27,6 +28,7 @@ __all__ = [
     "BUILTIN_PLUGINS",
     "PluginInfo",
     "PluginSettings",
+    "call_plugin",
     "get_plugin_manager",
     "plugin_infos",
 ]
@@ -163,6 +165,15 @@ def get_plugin_manager(
     return pm
 
 
+def call_plugin(pm: pluggy.PluginManager, name: str, impl: pluggy.HookImpl, **kwargs: Any) -> list[Any]:
+    """Call hook ``name`` on ``impl``'s plugin alone, through pluggy: tracing and wrappers still apply.
+
+    Used where each plugin's answer or failure must be handled on its own.
+    """
+    others = [i.plugin for i in getattr(pm.hook, name).get_hookimpls() if i.plugin is not impl.plugin]
+    return pm.subset_hook_caller(name, remove_plugins=others)(**kwargs)  # type: ignore[no-any-return]
+
+
 def _trace_before(hook_name: str, hook_impls: list[pluggy.HookImpl], kwargs: Mapping[str, object]) -> None:
     names = ", ".join(impl.plugin_name for impl in hook_impls)
     sys.stderr.write(f"clawcore trace: {hook_name} -> [{names}]\n")
@@ -195,10 +206,11 @@ def _load_entrypoints(pm: pluggy.PluginManager, settings: PluginSettings) -> Non
         except Exception as exc:  # an optional plugin may be broken; decide per plugin
             with contextlib.suppress(ValueError):
                 pm.unregister(name=ep.name)
-            message = f"plugin {ep.name!r} ({_dist_label(ep)}) {step}: {type(exc).__name__}: {exc}"
+            first_line = (str(exc).splitlines() or [""])[0]
+            message = f"plugin {ep.name!r} ({_dist_label(ep)}) {step}: {type(exc).__name__}: {first_line}"
             if ep.name in settings.required:
                 raise PluginError(message + "; it is required, so start-up stops") from exc
-            warnings.warn(message.splitlines()[0] + "; skipped", RuntimeWarning, stacklevel=3)
+            warnings.warn(message + "; skipped", RuntimeWarning, stacklevel=3)
             continue
 
 

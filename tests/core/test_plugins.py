@@ -188,3 +188,33 @@ def test_a_plugin_cannot_break_or_replace_the_core_commands(fake_distribution, m
     assert "plugin 'cmdplug' tried to replace the command 'security'; kept the core's" in texts
     assert "nothing to see" not in capsys.readouterr().out
 
+
+
+def test_a_plugin_whose_config_schema_raises_is_a_one_line_config_error(fake_distribution, monkeypatch, tmp_path,
+                                                                       capsys) -> None:
+    from clawcore.cli import main
+
+    fake_distribution("schemaplug", """
+        from clawcore import hookimpl
+
+        @hookimpl
+        def config_schema():
+            raise RuntimeError("cannot build my schema\\nsecond line")
+    """)
+    monkeypatch.setenv("CLAWCORE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CLAWCORE_TRACE_PLUGINS", "1")
+    assert main(["config", "check"]) == 2
+    err = capsys.readouterr().err
+    [line] = [line for line in err.splitlines() if line.startswith("error:")]
+    assert "plugin 'schemaplug' failed to declare its config section (RuntimeError: cannot build my schema)" in line
+    assert "CLAWCORE_DISABLE_PLUGINS=schemaplug" in line and "Traceback" not in err
+    # the per-plugin calls go through pluggy, so tracing sees them
+    assert "clawcore trace: config_schema -> [schemaplug]" in err
+    assert "clawcore trace: register_commands -> [" in err
+
+
+def test_a_required_plugin_failing_with_a_long_message_stops_start_up_in_one_line(fake_distribution) -> None:
+    fake_distribution("brokenplug", "raise ImportError('needs libfoo\\nsee the manual')\n")
+    with pytest.raises(PluginError) as raised:
+        get_plugin_manager(PluginSettings(required=("brokenplug",)))
+    assert "\n" not in str(raised.value) and str(raised.value).endswith("it is required, so start-up stops")

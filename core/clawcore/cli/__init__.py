@@ -18,6 +18,7 @@ import pluggy
 
 from clawcore.config import clawcore_home
 from clawcore.errors import ClawcoreError, ConfigError
+from clawcore.plugins import call_plugin
 
 __all__ = ["cli", "main"]
 
@@ -72,7 +73,7 @@ def _add_commands(group: click.Group, pm: pluggy.PluginManager) -> None:
     builtin = dict(group.commands)
     for impl in pm.hook.register_commands.get_hookimpls():
         try:
-            impl.function(cli=group)
+            call_plugin(pm, "register_commands", impl, cli=group)
         except Exception as exc:  # noqa: BLE001 - one broken plugin must not take every command with it
             warnings.warn(f"plugin {impl.plugin_name!r} failed to add its commands: {type(exc).__name__}: {exc}",
                           RuntimeWarning, stacklevel=2)
