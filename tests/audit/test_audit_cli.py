@@ -168,13 +168,26 @@ def test_checkpoint_export_detects_a_rewrite_by_a_key_holder(
     assert code == 0 and "exported" in err
     bundle: dict[str, Any] = json.loads(export.read_text())
     assert bundle["checkpoints"][-1]["size"] == 3 and bundle["publicKeys"]
-    # Someone with the signing key changes record 2 and signs a fresh, consistent history.
     records = list(read_records(path))
+    # Deleting the log and its checkpoints to write another shows: the keyring outlives them.
     path.unlink()
-    (home / "audit" / "audit.checkpoints.jsonl").unlink()
+    (home / "audit" / "audit.checkpoints.jsonl").write_text("")
+    code, _, err = _run(capsys, home, "verify")
+    assert code == 1 and "truncated" in err and "the log and its checkpoints are gone" in err
     with AuditLog(path, keys=home / "audit" / "keys", checkpoint_every=0) as log:
+        log.append("ops.note", {"i": "a fresh start"})
+    code, _, err = _run(capsys, home, "verify")
+    assert code == 1 and "truncated" in err and "the log was begun again" in err
+    # Someone with the signing key who knows that writes a changed history elsewhere, with the key
+    # alone, and moves it into place: locally it verifies; only the export shows the rewrite.
+    scratch = tmp_path / "scratch"
+    (scratch / "keys").mkdir(parents=True)
+    (scratch / "keys" / "signing.pem").write_bytes((home / "audit" / "keys" / "signing.pem").read_bytes())
+    with AuditLog(scratch / "audit.jsonl", keys=scratch / "keys", checkpoint_every=0) as log:
         for record in records:
             log.append(record.kind, {"i": "nothing happened"} if record.seq == 2 else dict(record.data))
+    for name in ("audit.jsonl", "audit.checkpoints.jsonl"):
+        (scratch / name).replace(home / "audit" / name)
     assert _run(capsys, home, "verify")[0] == 0
     code, _, err = _run(capsys, home, "verify", "--checkpoints", str(export))
     assert code == 1 and "checkpoint-mismatch" in err

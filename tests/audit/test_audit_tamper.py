@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from clawcore.security.audit import (
     checkpoints_path_for,
     export_bundle,
     load_bundle,
+    read_records,
     verify_log,
 )
 
@@ -183,6 +185,29 @@ def test_deleted_log_with_checkpoints_is_truncation(log_path: Path) -> None:
     log_path.unlink()
     failure = verify_log(log_path).failure
     assert failure is not None and failure.kind is FailureKind.TRUNCATED
+
+
+@pytest.mark.parametrize("checkpoints", ["deleted", "emptied"])
+def test_deleted_log_and_checkpoints_are_truncation_while_the_keys_remain(log_path: Path, checkpoints: str) -> None:
+    log_path.unlink()
+    if checkpoints == "deleted":
+        checkpoints_path_for(log_path).unlink()
+    else:
+        checkpoints_path_for(log_path).write_text("")
+    failure = verify_log(log_path).failure
+    assert failure is not None and failure.kind is FailureKind.TRUNCATED and "gone" in failure.message
+    # A writer that finds them gone begins a new chain that says so, and never verifies as whole.
+    with AuditLog(log_path, checkpoint_every=4) as log:
+        log.append("tool.decision", {"tool": "bash"})
+    [first, second] = list(read_records(log_path))
+    assert first.kind == "audit.restarted" and first.data["keys"] and second.seq == 2
+    failure = verify_log(log_path).failure
+    assert failure is not None and failure.kind is FailureKind.TRUNCATED and failure.seq == 1
+    # Moving the whole audit folder aside is how to start over on purpose.
+    shutil.rmtree(log_path.parent)
+    with AuditLog(log_path, checkpoint_every=4) as log:
+        log.append("tool.decision", {"tool": "bash"})
+    assert verify_log(log_path).ok and [r.kind for r in read_records(log_path)] == ["tool.decision"]
 
 
 def test_full_rewrite_by_a_key_holder_is_caught_only_by_an_export(log_path: Path, tmp_path: Path) -> None:

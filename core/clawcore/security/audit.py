@@ -72,6 +72,8 @@ __all__ = [
 GENESIS = "0" * 64
 ROTATION_KIND = "audit.key_rotated"
 RECOVERY_KIND = "audit.recovered"
+#: The first record of a log begun while the keyring already held keys: an earlier log was deleted.
+RESTART_KIND = "audit.restarted"
 #: Kinds the log writes itself (key rotation, recovery); refused from callers so none can be forged.
 RESERVED_PREFIX = "audit."
 _TAIL_CHUNK = 64 * 1024
@@ -377,6 +379,19 @@ class KeyStore:
         return old, new
 
 
+def _earlier_keys(keystore: KeyStore, checkpoints: Path) -> list[str]:
+    """Ids of the public keys an earlier log left behind, when there is no checkpoint at all; else nothing.
+
+    A signing key is made for the first checkpoint, which covers at least one record, so a keyring
+    next to no checkpoint (no file, or an emptied one) is what remains of a deleted log. (HMAC keys
+    say nothing: one may be made before the first record, for several writers to share.)
+    """
+    found, problems = read_checkpoints(checkpoints)
+    if found or problems:
+        return []
+    return sorted(keystore.public_keys())
+
+
 def load_public_key(path: Path) -> Ed25519PublicKey:
     """An Ed25519 public key from a PEM file."""
     try:
@@ -678,6 +693,13 @@ class AuditLog:
         payload = plain_json(dict(data or {}))
         with self.locked() as fd:
             seq, head = self._tail(fd)
+            if seq == 0 and (earlier := _earlier_keys(self.keystore, self.checkpoints_path)):
+                # Keys sign only checkpoints of a log with records: that log and its checkpoints are gone.
+                # Say so in the new chain, which then never verifies as a complete history.
+                seq, head = self._append_locked(fd, RESTART_KIND, {
+                    "keys": earlier,
+                    "reason": "no log and no checkpoints, but the keyring holds the keys of an earlier log",
+                }, "", time.time(), seq, head)
             self._append_locked(fd, kind, payload, session, ts if ts else time.time(), seq, head)
             record = self._last_record
             assert record is not None
@@ -919,6 +941,14 @@ def verify_log(
                     f"(last at {checkpoints[-1].size} records)",
                 )
             )
+        if earlier := _earlier_keys(keystore, checkpoints_path_for(path)):
+            return report(
+                Failure(
+                    FailureKind.TRUNCATED,
+                    f"the log and its checkpoints are gone, but the keyring holds the keys of an earlier log "
+                    f"({', '.join(earlier)}); to start over on purpose, move the whole audit folder aside",
+                )
+            )
         return VerifyReport(path, 0, 0, GENESIS, None, ("no audit log yet",))
     with handle:
         lines = iter(handle)
@@ -1028,6 +1058,18 @@ def verify_log(
             elif require_mac or macs_seen:
                 # A writer with a key MACs every record; one without a MAC after MACed ones was rewritten.
                 return report(Failure(FailureKind.BAD_MAC, "the record has no HMAC", line_no, record.seq))
+            if record.kind == RESTART_KIND:
+                keys_named = record.data.get("keys") if isinstance(record.data, Mapping) else None
+                return report(
+                    Failure(
+                        FailureKind.TRUNCATED,
+                        f"the log was begun again at {record.ts}: an earlier log and its checkpoints were deleted "
+                        f"while the keyring kept their keys ({', '.join(map(str, keys_named or []))}); "
+                        "to start over on purpose, move the whole audit folder aside",
+                        line_no,
+                        record.seq,
+                    )
+                )
             if record.kind == ROTATION_KIND and isinstance(record.data, Mapping):
                 try:
                     new_key = _public_from_b64(str(record.data["publicKey"]))
