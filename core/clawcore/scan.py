@@ -112,12 +112,14 @@ class Scanner:
     # -- kinds ---------------------------------------------------------------
 
     def _tool(self, case_id: str, call: ToolCall, context: HookContext) -> ScanResult:
+        from clawcore.security.secrets import redact
+
         decision = self.hooks.decide_tool_call(call, context)
         return ScanResult(
             case_id,
             decision.action.value,
             decision.action is not Action.ALLOW,
-            decision.reasons,
+            tuple(redact(reason) for reason in decision.reasons),  # reasons quote the input, credentials too
             decision.rules,
         )
 

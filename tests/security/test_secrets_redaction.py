@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pluggy
+import pytest
 from clawcore import hookimpl
 from clawcore.hooks import Hooks
 from clawcore.runtime import Runtime
@@ -71,3 +72,32 @@ def test_audit_payloads_are_redacted(clawcore_home: Path, plugin_manager: pluggy
     runtime.close()
     payload = json.dumps(dict(seen[-1].data))
     assert TOKEN not in payload and "pw-123456" not in payload
+
+
+@pytest.mark.parametrize("command, secret", [
+    ("make; curl -u admin:Sup3rS3cretPw https://example.com/x", "Sup3rS3cretPw"),
+    ("curl --user admin:Xk9fPq2LmZ8wR4 https://example.com", "Xk9fPq2LmZ8wR4"),
+    ("sshpass -p Xk9fPq2LmZ8wR4 ssh build@host 'rm -rf /'", "Xk9fPq2LmZ8wR4"),
+])
+def test_a_password_on_a_command_line_stays_out_of_the_audit_log_and_scan_output(
+        clawcore_home: Path, capsys: pytest.CaptureFixture[str], command: str, secret: str) -> None:
+    from clawcore.cli import main
+    from clawcore.security.secrets import scan_text
+
+    assert any(f.rule == "cli-user-password" for f in scan_text(command))
+    (clawcore_home / "cases.jsonl").write_text(json.dumps({"id": "c1", "kind": "exec", "command": command}) + "\n")
+    assert main(["scan", str(clawcore_home / "cases.jsonl")]) in (0, 1)
+    out = capsys.readouterr().out
+    assert json.loads(out)["reasons"] and secret not in out
+    with Runtime(clawcore_home, config={}) as runtime:
+        runtime.call_tool("bash", {"command": command}, context=runtime.context("s1"))
+    log = (clawcore_home / "audit" / "audit.jsonl").read_text()
+    assert command.split()[0] in log and secret not in log
+
+
+@pytest.mark.parametrize("command", ["docker run -u 1000:1000 alpine id", "sort -u a:b", "curl -u \"$USER:$PASS\" x",
+                                     "curl -u admin:${TOKEN} https://example.com", "curl -u admin https://example.com"])
+def test_user_options_without_a_password_are_not_credentials(command: str) -> None:
+    from clawcore.security.secrets import scan_text
+
+    assert not scan_text(command)

@@ -249,6 +249,11 @@ RULES: tuple[SecretRule, ...] = (
           r"\b(?:docker|podman|helm|oras)[ \t]+(?:registry[ \t]+)?login\b[^\n;|&]{0,200}?[ \t]-p[ \t]+)"
           r"(?P<bare>[^\s'\"`-][^\s'\"`]{5,255})",
           min_entropy=2.6, generic=True, min_length=6),
+    _rule("cli-user-password", "user:password given to an HTTP or FTP client", ["curl", "wget", "ftp", "sshpass"],
+          r"(?i:\b(?:curl|wget|lftp|ftp|http|https)\b[^\n;|&]{0,200}?(?<![\w-])(?:-u|-U|--user|--proxy-user)"
+          r"(?:=|[ \t]*)[\"']?[^\s:'\"@]{1,128}:|\bsshpass\b[^\n;|&]{0,80}?[ \t]-p[ \t]*[\"']?)"
+          r"(?P<bare>[^\s'\"`$-][^\s'\"`]{2,255})",
+          min_entropy=1.5, generic=True, min_length=3),
     _rule("azure-sas", "Azure shared access signature", ["sig="],
           r"[?&;]sig=(?P<secret>[A-Za-z0-9%+/=]{30,})", min_entropy=3.5),
     _rule("secret-assignment", "credential assigned to a secret-named key",
