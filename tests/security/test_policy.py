@@ -184,19 +184,41 @@ RUNTIME_FILE_COMMANDS = [
     'd=..; cat "$d"/clawcore.yaml',
     "cp -r ../index /tmp/i",
     "echo $(cat ../sessions/s1.jsonl)",
+    # from wherever the line changes to
+    "cd {parent} && cat {name}/clawcore.yaml",
+    "cd / && cat {home_rel}/clawcore.yaml",
+    "cd {home}/.. && cat {name}/audit/audit.jsonl",
+    "cd {parent}; rm -rf {name}/audit",
+    "pushd ~ >/dev/null; cd {home}; cat sessions/s1.jsonl",
+    # absolute paths written inside a word, and $VAR/ with a name only the runtime uses
+    "python3 -c 'import os; os.remove(\"{home}/audit/audit.jsonl\")'",
+    "tool --config={home}/clawcore.yaml",
+    "cat $X/clawcore.yaml",
+    "rm -f $CLAWCORE_HOME/audit/audit.jsonl",
+    "cp $(ls -d /tmp/*)/index/memory.sqlite /tmp/copy",
+    # deleting or moving the home, or a folder that holds it
+    "rm -rf {parent}",
+    "mv {parent} /tmp/elsewhere",
+    "find {home} -name '*.jsonl' -exec rm {{}} +",
+    "find {home} -delete",
 ]
 
 
 @pytest.mark.parametrize("command", RUNTIME_FILE_COMMANDS)
 def test_commands_never_reach_the_runtimes_own_files(make_runtime: Any, clawcore_home: Path, command: str) -> None:
-    command = command.replace("{home}", str(clawcore_home))
+    command = command.format(home=clawcore_home, parent=clawcore_home.parent, name=clawcore_home.name,
+                             home_rel=str(clawcore_home).lstrip("/"))
     for policy in ({"profile": "coding"}, {"profile": "full"}):
         decision = decide(make_runtime, policy, "bash", command=command)
         assert decision.action is Action.DENY and "command:runtime-files" in decision.rules, (policy, decision)
+        assert not any("\x00" in reason for reason in decision.reasons)  # a run-time part reads "$…"
 
 
 @pytest.mark.parametrize("command", ["ls ..", "ls ~", "find . -name '*.md'", "cat memory/*.md", "echo audit index",
-                                     "git log --oneline | head", "cat /etc/os-release"])
+                                     "git log --oneline | head", "cat /etc/os-release", "mv build.log /tmp/",
+                                     "find . -name '*.pyc' -delete", "find /tmp/build -name '*.o' -delete", "rm -f build.log",
+                                     "cd ../.. && ls", "cd /tmp && cat notes.txt", "cd $DIR && make",
+                                     "./configure --prefix=/usr/local", "cp $OUT/index.html public/"])
 def test_ordinary_commands_near_the_runtimes_files_still_run(make_runtime: Any, command: str) -> None:
     assert decide(make_runtime, {"profile": "coding"}, "bash", command=command).action is Action.ALLOW
 

@@ -158,7 +158,8 @@ class _Judge:
         self.found: list[Finding] = []
 
     def add(self, rule: str, action: Action, reason: str) -> None:
-        self.found.append(Finding(rule, action, reason))
+        # A reason may quote a word with a part only known at run time: show that part as "$…".
+        self.found.append(Finding(rule, action, reason.replace(shell.DYNAMIC, "$…")))
 
     def deny(self, rule: str, reason: str) -> None:
         self.add(rule, Action.DENY, reason)

@@ -134,6 +134,9 @@ DEFAULT_READ_ONLY_PATHS: tuple[str, ...] = (
 
 #: Entries of $CLAWCORE_HOME that no tool may touch: the config, audit log, transcripts and index.
 PROTECTED_HOME_ENTRIES: tuple[str, ...] = ("clawcore.yaml", "audit", "sessions", "index")
+#: File names only the runtime uses, by the entry that holds them: ``$X/<name>`` is taken to mean them.
+_RUNTIME_NAMES: Mapping[str, str] = {"clawcore.yaml": "clawcore.yaml", "audit.jsonl": "audit",
+                                     "audit.checkpoints.jsonl": "audit", "memory.sqlite": "index"}
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _WINDOWS = re.compile(r"^(?:[A-Za-z]:[\\/]|[A-Za-z]:$|\\\\|//\?/|//\./)")
@@ -440,46 +443,68 @@ class PathPolicy:
                 return "path-outside", f"path {shown} resolves to {real}, outside the allowed paths ({roots})"
         return None
 
-    def runtime_file(self, word: str, bases: Sequence[Path], *, home_too: bool = False) -> str | None:
+    def runtime_file(self, word: str, bases: Sequence[Path], *, home_too: bool = False,
+                     holders_too: bool = False) -> str | None:
         """The runtime file (config, audit log, transcripts, index) a shell word names.
 
         For the words of a ``bash`` command, which the file tools' checks never see: relative words are
         read from each of ``bases``, ``~`` as both the user's home and the sandbox's (the working
         directory), and a glob matches when it could name an entry or anything inside it. A word with a
         part only known at run time (``\\x00`` from :mod:`clawcore.security.shell`) is checked when its
-        known part names an entry. ``home_too``: the home folder itself counts (for commands that move,
-        delete or re-own what they name). Returns the entry's path, or None.
+        known part names an entry; one that begins with such a part (``$X/clawcore.yaml``) when its
+        known part holds a name only the runtime uses. ``home_too``: the home folder itself counts too
+        (for commands that move or re-own what they name); ``holders_too``: so does every folder that
+        holds it (for commands that delete what they name). Returns the entry's path, or None.
         """
         from clawcore.security.shell import DYNAMIC
 
-        if DYNAMIC in word and not any(name in word for name in (*PROTECTED_HOME_ENTRIES, self.home.name)):
+        if DYNAMIC in word and not any(name in word for name in (*PROTECTED_HOME_ENTRIES, self.home.name,
+                                                                 *_RUNTIME_NAMES)):
             return None
+        if word.startswith(DYNAMIC):
+            return self._runtime_name(word.rsplit(DYNAMIC, 1)[1])
         if word.startswith("~"):
             rest = word[1:]
             user_home = self.environ.get("HOME") or str(Path.home())
             candidates = [user_home + rest, str(self.workspace) + rest]
-        elif word.startswith(("/", DYNAMIC)):
+        elif word.startswith("/"):
             candidates = [word]
         else:
             candidates = [str(base / word) for base in bases]
         entries = [str(self.home / entry) for entry in PROTECTED_HOME_ENTRIES]
-        home = [str(self.home)] if home_too else []
+        home = str(self.home)
         for candidate in candidates:
             if _GLOB.search(candidate) or DYNAMIC in candidate:
                 parts = os.path.normpath(candidate.replace(DYNAMIC, "*")).split("/")
-                for target in home + entries:
+                for target in entries:
                     depth = target.count("/") + 1  # the pattern's parts that would name the target itself
-                    named = len(parts) >= depth and fnmatch.fnmatchcase(target, "/".join(parts[:depth]))
-                    if named and (target in entries or len(parts) == depth):
+                    if len(parts) >= depth and fnmatch.fnmatchcase(target, "/".join(parts[:depth])):
                         return target
+                depth = home.count("/") + 1
+                if (home_too and len(parts) == depth or holders_too and len(parts) <= depth) and \
+                        fnmatch.fnmatchcase("/".join(home.split("/")[:len(parts)]), "/".join(parts)):
+                    return home
                 continue
             try:
                 readings = {os.path.normpath(candidate), os.path.realpath(candidate)}
             except OSError:  # a link it may not follow (/proc/1/ns/...): the spelling alone is judged
                 readings = {os.path.normpath(candidate)}
             for real in readings:
-                if real in home or any(_inside(real, entry) for entry in entries):
-                    return real if real in home else next(e for e in entries if _inside(real, e))
+                if home_too and real == home or holders_too and _inside(home, real):
+                    return home
+                for entry in entries:
+                    if _inside(real, entry):
+                        return entry
+        return None
+
+    def _runtime_name(self, known: str) -> str | None:
+        """The runtime entry that the known tail of ``$X/...`` names by a name only the runtime uses."""
+        parts = [part for part in os.path.normpath(known).split("/") if part not in ("", ".")]
+        for index, part in enumerate(parts):
+            if part in _RUNTIME_NAMES:
+                return str(self.home / _RUNTIME_NAMES[part])
+            if part == self.home.name and index + 1 < len(parts) and parts[index + 1] in PROTECTED_HOME_ENTRIES:
+                return str(self.home / parts[index + 1])
         return None
 
     # -- opening ---------------------------------------------------------------

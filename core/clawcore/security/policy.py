@@ -19,6 +19,7 @@ command is denied even under ``full``, and a risky one still asks.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -164,6 +165,53 @@ def _names_metadata(url: str) -> bool:
 
 #: Commands that move, delete or re-own what they name: for them the home folder itself is a runtime file.
 _MOVERS = frozenset({"mv", "rm", "rmdir", "shred", "unlink", "ln", "chmod", "chown", "chattr", "chgrp", "truncate"})
+_DELETERS = frozenset({"rm", "rmdir", "shred", "unlink"})
+#: An absolute path written inside a longer word (``--config=/x/clawcore.yaml``, a ``python -c`` string).
+_EMBEDDED_PATH = re.compile(r"(?<![\w.~/-])/[\w.@+~-]+(?:/[\w.@+~*?-]+)*")
+
+
+def _reach(cmd: Any) -> list[str]:
+    """Per word of ``cmd``, what beyond the runtime's files it may not name.
+
+    ``"holders"``: the home and every folder that holds it (what is deleted or moved away: ``rm``,
+    the sources of ``mv``); ``"home"``: the home itself (what is re-owned or linked, the target of
+    ``mv``, where ``find -delete`` or ``find -exec rm`` starts); ``""``: nothing more.
+    """
+    count = len(cmd.words)
+    if cmd.name in _DELETERS:
+        return ["holders"] * count
+    if cmd.name == "find" and _find_deletes(cmd.args):
+        # Its start folders, before the first test; the tests choose what goes, so the folders
+        # above the home are not all of it.
+        starts = next((i for i, arg in enumerate(cmd.args) if arg.startswith(("-", "(", "!"))), len(cmd.args))
+        return [""] + ["home"] * starts + [""] * (count - 1 - starts)
+    if cmd.name == "mv":
+        return ["holders"] * (count - 1) + ["home"]
+    return ["home" if cmd.name in _MOVERS else ""] * count
+
+
+def _find_deletes(args: Sequence[str]) -> bool:
+    return "-delete" in args or any(flag in ("-exec", "-execdir", "-ok", "-okdir") and index + 1 < len(args)
+                                    and args[index + 1].rsplit("/", 1)[-1] in _DELETERS
+                                    for index, flag in enumerate(args))
+
+
+def _directories(targets: Sequence[str], bases: Sequence[Path], policy: Any) -> list[Path]:
+    """Where ``cd TARGET`` may land, read from each of ``bases`` (``~`` as both homes); none when unknowable."""
+    from clawcore.security.shell import DYNAMIC
+
+    found: list[Path] = []
+    for target in targets:
+        if DYNAMIC in target or target == "-":
+            continue
+        if target.startswith("~"):
+            user_home = policy.environ.get("HOME") or str(Path.home())
+            found += [Path(os.path.normpath(root + target[1:])) for root in (user_home, str(policy.workspace))]
+        elif target.startswith("/"):
+            found.append(Path(os.path.normpath(target)))
+        else:
+            found += [Path(os.path.normpath(base / target)) for base in bases]
+    return found
 
 
 @dataclass(frozen=True)
@@ -394,9 +442,12 @@ class ToolPolicy:
         """A shell command may not name the runtime's own files: config, audit log, transcripts, index.
 
         The file tools refuse them by path; a shell reaches them by any spelling (``../clawcore.yaml``
-        from the workspace, ``sed -i`` on the config, ``mv`` of the audit folder), so every word of the
-        line — arguments, redirect targets, assigned values — is resolved as a path and checked, from
-        the workspace and, when the line changes directory, from the home as well.
+        from the workspace, ``sed -i`` on the config, ``mv`` of the audit folder, a path inside a
+        ``python -c`` string), so every word of the line — arguments, redirect targets, assigned values,
+        and absolute paths written inside them — is resolved as a path and checked: from the workspace,
+        and when the line changes directory, from the home and from each folder it changes to. Commands
+        that move or delete (``rm``, ``mv``, ``find -delete`` …) may not name the home or a folder that
+        holds it either.
         """
         from clawcore.security import shell
 
@@ -405,14 +456,20 @@ class ToolPolicy:
         commands = list(script.commands)
         for cmd in commands:
             commands.extend(c for c in cmd.substitutions if c not in commands)
-        changes_directory = any(cmd.name in ("cd", "pushd") for cmd in commands)
-        words = [(w.text, cmd.name in _MOVERS) for cmd in commands for w in cmd.words]
-        words += [(r.target, False) for cmd in commands for r in cmd.redirects]
-        words += [(value, False) for cmd in commands for value in cmd.assignments.values()]
-        for word, home_too in dict.fromkeys(w for w in words if w[0].strip(shell.DYNAMIC)):
-            target = policy.runtime_file(word, [policy.workspace], home_too=home_too)
-            if target is None and changes_directory:
-                target = policy.runtime_file(word, [policy.home])
+        bases = [policy.workspace]
+        for cmd in commands:
+            if cmd.name in ("cd", "pushd"):
+                # Where it lands, read from every folder the line may be in by then; the home as well when
+                # that cannot be known (``cd "$DIR"``).
+                landed = _directories(cmd.args[-1:] or ["~"], bases, policy)
+                bases = list(dict.fromkeys([*bases, *(landed or [policy.home])]))
+        words = [(w.text, reach) for cmd in commands for w, reach in zip(cmd.words, _reach(cmd), strict=True)]
+        words += [(r.target, "") for cmd in commands for r in cmd.redirects]
+        words += [(value, "") for cmd in commands for value in cmd.assignments.values()]
+        words += [(path, reach) for word, reach in list(words) for path in _EMBEDDED_PATH.findall(word)
+                  if path != word]
+        for word, reach in dict.fromkeys(w for w in words if w[0].strip(shell.DYNAMIC)):
+            target = policy.runtime_file(word, bases, home_too=bool(reach), holders_too=reach == "holders")
             if target is not None:
                 return [Decision.deny(f"the command names the runtime's own {Path(target).name} ({target}); "
                                       "no tool may touch the config, audit log, transcripts or index",
