@@ -189,6 +189,21 @@ def test_handshake_timeout(start_gateway: Any, clawcore_home: Path) -> None:
     assert _audit(clawcore_home)[-1]["reason"] == "no answer within the handshake timeout"
 
 
+def test_an_auth_answer_over_the_size_limit_is_an_audited_failure(start_gateway: Any, clawcore_home: Path) -> None:
+    server = start_gateway(token=TOKEN, max_message_size=64 * 1024)
+    with _raw(server.url) as ws:
+        ws.recv(timeout=5)
+        with pytest.raises(ConnectionClosed):
+            ws.send("x" * (200 * 1024))
+            ws.recv(timeout=5)
+    deadline = time.monotonic() + 5
+    while not (records := _audit(clawcore_home)):  # written as the server sees the connection close
+        assert time.monotonic() < deadline, "no gateway.auth record"
+        time.sleep(0.05)
+    assert records[-1]["outcome"] == "failure"
+    assert records[-1]["reason"] == "auth message larger than maxMessageSize"
+
+
 def test_server_proves_it_knows_the_secret(start_gateway: Any) -> None:
     # A gateway with another token: the client refuses to go on even before the server's verdict.
     server = start_gateway(token="another-token-aaaaaaaaaaaaaaa")

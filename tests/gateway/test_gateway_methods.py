@@ -54,6 +54,7 @@ MALFORMED = [
     ('{"id": 6, "method": "audit.tail", "params": {"n": "ten"}}', "bad_params"),
     ('{"id": 7, "method": "audit.tail", "params": {"rm": "-rf"}}', "bad_params"),
     ("\ud800".encode("utf-8", "surrogatepass").decode("latin-1"), "parse_error"),
+    ("[" * 30_000 + "]" * 30_000, "parse_error"),  # nested deeper than the parser goes
 ]
 
 
@@ -81,7 +82,7 @@ def test_malformed_frames_get_errors_and_the_server_keeps_serving(start_gateway:
 def test_garbage_instead_of_auth_is_an_auth_failure(start_gateway: Any) -> None:
     server = start_gateway(token=TOKEN)
     for garbage in ("{{{{", '{"type": "hello"}', '{"type": "auth", "scheme": "token"}',
-                    '{"type": "auth", "scheme": "token", "nonce": "\\ud800"}'):
+                    '{"type": "auth", "scheme": "token", "nonce": "\\ud800"}', "[" * 100_000 + "]" * 100_000):
         with connect(server.url, proxy=None) as ws:
             ws.recv(timeout=5)
             ws.send(garbage)

@@ -264,8 +264,10 @@ class GatewayServer:
             self.nonces.consume(nonce)
             await self._auth_failed(ws, client, "", "no answer within the handshake timeout")
             return
-        except ConnectionClosed:
+        except ConnectionClosed as closed:
             self.nonces.consume(nonce)
+            if closed.sent is not None and closed.sent.code == 1009:  # the answer was over maxMessageSize
+                await self._count_failure(client, "", "auth message larger than maxMessageSize")
             return
         scheme, reason, proof = self._check_auth(raw, nonce)
         if not reason and self.limiter.locked_for(client):
@@ -298,7 +300,7 @@ class GatewayServer:
             return "", "binary frame instead of an auth message", ""
         try:
             msg = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             return "", "auth message is not JSON", ""
         if not isinstance(msg, dict) or msg.get("type") != "auth":
             return "", "first message is not an auth message", ""
@@ -322,12 +324,15 @@ class GatewayServer:
             return scheme, f"wrong {scheme}", ""
         return scheme, "", server_proof(key, nonce, cnonce)
 
-    async def _auth_failed(self, ws: ServerConnection, client: str, scheme: str, reason: str) -> None:
+    async def _count_failure(self, client: str, scheme: str, reason: str) -> None:
         locked = self.limiter.failed(client)
         await self._audit(
             "gateway.auth",
             {"outcome": "failure", "client": client, "scheme": scheme, "reason": reason, "lockedOut": locked},
         )
+
+    async def _auth_failed(self, ws: ServerConnection, client: str, scheme: str, reason: str) -> None:
+        await self._count_failure(client, scheme, reason)
         # The client learns only that it failed, not which check it failed.
         await self._send(ws, {"type": "error", **_error("auth_failed", "authentication failed")})
         with contextlib.suppress(ConnectionClosed):
@@ -340,6 +345,8 @@ class GatewayServer:
             request = json.loads(message)
         except ValueError as exc:
             return _error("parse_error", f"not JSON: {exc}")
+        except RecursionError:
+            return _error("parse_error", "not JSON this server reads: nested too deeply")
         if not isinstance(request, dict):
             return _error("bad_request", "a request is a JSON object with id, method and params")
         request_id = request.get("id")
