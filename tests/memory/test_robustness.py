@@ -12,7 +12,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -348,3 +348,61 @@ def test_a_memory_folder_that_cannot_be_listed_keeps_its_files_indexed(tmp_path:
         assert {row[0] for row in conn.execute("SELECT path FROM files")} == {"MEMORY.md", "memory/2026-01-02.md"}
     finally:
         conn.close()
+
+
+def _as_another_user(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``clawcore memory ...`` as a user that file permissions apply to (root ignores them)."""
+    command = [str(Path(sys.executable).with_name("clawcore")), *args]
+    if os.geteuid() == 0:
+        for path in [home, *home.rglob("*")]:
+            os.chown(path, 65534, 65534, follow_symlinks=False)
+        command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False,
+                          env={**os.environ, "CLAWCORE_HOME": str(home)})
+
+
+@pytest.fixture
+def shared_home() -> Iterator[Path]:
+    """A home another user can reach (pytest's own temporary folders are private to root)."""
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(prefix="clawcore-perm-", dir="/tmp"))
+    os.chmod(home, 0o755)
+    (home / "workspace").mkdir()
+    (home / "workspace" / "MEMORY.md").write_text("apple\n")
+    (home / "clawcore.yaml").write_text("memory:\n  embeddings: {provider: none}\n")
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and not shutil.which("setpriv"), reason="needs setpriv to drop root")
+def test_a_read_only_index_is_one_line_naming_the_files_and_works_again_once_writable(shared_home: Path) -> None:
+    assert _as_another_user(shared_home, "memory", "index").returncode == 0
+    index = shared_home / "index"
+    for path in index.iterdir():
+        path.chmod(0o444)
+    (shared_home / "workspace" / "MEMORY.md").write_text("apple\nbanana\n")
+    done = _as_another_user(shared_home, "memory", "index")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert "cannot update the memory index" in line and "memory.sqlite" in line and "cannot be written" in line
+    searched = _as_another_user(shared_home, "memory", "search", "apple")  # answered from the old index
+    assert searched.returncode == 0 and "MEMORY.md" in searched.stdout, searched.stderr
+    for path in index.iterdir():
+        path.chmod(0o644)
+    assert _as_another_user(shared_home, "memory", "index").returncode == 0
+    assert "MEMORY.md" in _as_another_user(shared_home, "memory", "search", "banana").stdout
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and not shutil.which("setpriv"), reason="needs setpriv to drop root")
+def test_a_workspace_that_cannot_be_entered_keeps_the_index(shared_home: Path) -> None:
+    assert _as_another_user(shared_home, "memory", "index").returncode == 0
+    (shared_home / "workspace").chmod(0)
+    try:
+        for args in (("memory", "index"), ("memory", "search", "apple")):
+            done = _as_another_user(shared_home, *args)
+            assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+            assert "could not list the workspace" in done.stderr
+        assert "MEMORY.md" in done.stdout  # still found: unknown is not gone
+    finally:
+        (shared_home / "workspace").chmod(0o755)

@@ -167,9 +167,7 @@ class Memory:
             if store is not None:
                 store.close()
             if not isinstance(exc, _CorruptIndex) and not _is_corruption(exc):
-                raise MemoryAccessError(
-                    f"cannot open the memory index {path}: {exc}; check that its folder is writable"
-                ) from exc
+                raise self._unusable("cannot open", exc) from exc
             self._quarantine(exc)
             store = connect(path)
             meta = {}
@@ -225,6 +223,17 @@ class Memory:
                 self._store = None
             self._open()
 
+    def _unusable(self, what: str, exc: BaseException) -> MemoryAccessError:
+        """The one-line error for an index that works but cannot be used here (permissions, locks, a full disk)."""
+        path = self.index_path
+        stuck = [p.name for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"))
+                 if p.exists() and not os.access(p, os.W_OK)]
+        if stuck:
+            hint = f"{', '.join(stuck)} cannot be written: make them writable, or delete {path.parent} to rebuild"
+        else:
+            hint = "check that its folder is writable"
+        return MemoryAccessError(f"{what} the memory index {path}: {exc}; {hint}")
+
     @staticmethod
     def _begin(store: Store) -> None:
         store.conn.execute("BEGIN IMMEDIATE")
@@ -255,7 +264,7 @@ class Memory:
             return self._sync_once(progress, force, started)
         except DATABASE_ERRORS as exc:
             if not _is_corruption(exc):
-                raise
+                raise self._unusable("cannot update", exc) from exc
             self.store.close()
             self._store = None
             self._quarantine(exc)
@@ -324,9 +333,10 @@ class Memory:
             if row is None or (row[1], row[2]) != (st.st_mtime_ns, st.st_size):
                 stale.append(f)
         for folder in self._unreadable:
-            self._warn(f"could not list the memory folder {folder}; its files stay indexed as they were")
+            where = f"the workspace {self.workspace}" if folder == "." else f"the memory folder {folder}"
+            self._warn(f"could not list {where}; its files stay indexed as they were")
         removed = [p for p in rows if p not in present
-                   and not any(p.startswith(folder + "/") for folder in self._unreadable)]
+                   and not any(folder == "." or p.startswith(folder + "/") for folder in self._unreadable)]
         if removed:
             self._begin(store)
             try:
@@ -632,7 +642,7 @@ class Memory:
                 return self._search(query, k, float(floor), keyword, vector)
             except DATABASE_ERRORS as exc:
                 if not _is_corruption(exc):
-                    raise MemoryAccessError(f"memory search failed: {exc}") from exc
+                    raise self._unusable("cannot search", exc) from exc
                 with self._file_lock:
                     self.store.close()
                     self._store = None

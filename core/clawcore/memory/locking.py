@@ -12,7 +12,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from clawcore.errors import ClawcoreError
+from clawcore.errors import ClawcoreError, MemoryAccessError
 
 __all__ = ["IndexLock", "LockTimeout"]
 
@@ -41,8 +41,7 @@ class IndexLock:
             self._depth += 1
             return True
         timeout = self.timeout_s if timeout_s is None else timeout_s
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = self._open()
         if fcntl is None:  # pragma: no cover
             self._fd, self._depth = fd, 1
             return True
@@ -58,6 +57,18 @@ class IndexLock:
                 time.sleep(0.05)
         self._fd, self._depth = fd, 1
         return True
+
+    def _open(self) -> int:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            problem = exc
+        try:
+            return os.open(self.path, os.O_RDONLY)  # flock needs no write access to a lock file that exists
+        except OSError:
+            raise MemoryAccessError(f"cannot open the memory index lock {self.path}: {problem.strerror or problem}; "
+                                    "check that its folder is writable") from problem
 
     def release(self) -> None:
         if not self._depth:

@@ -77,7 +77,8 @@ def discover(workspace: Path, extra_paths: Iterable[str] = (), unreadable: list[
     """Every memory file of ``workspace``, deduplicated by real path, in a stable order.
 
     :param unreadable: receives the cited names of folders that could not be listed (a permission
-        problem): their files are unknown, not gone, so the index must keep them.
+        problem; ``"."`` for the workspace itself): their files are unknown, not gone, so the index
+        must keep them.
     """
     unreadable = [] if unreadable is None else unreadable
     workspace = Path(workspace).expanduser().absolute()
@@ -100,14 +101,19 @@ def discover(workspace: Path, extra_paths: Iterable[str] = (), unreadable: list[
             return
         found[real] = MemoryFile(label or _label(candidate, workspace), real, source)
 
-    for name in ROOT_FILES:
-        path = workspace / name
+    try:
         # On a case-insensitive file system both names are one file; keep the spelling on disk.
-        if path.exists() and name in os.listdir(workspace):
-            consider(path, "memory", trusted=False)
-    memory_dir = workspace / "memory"
-    if memory_dir.is_dir() and _inside(memory_dir.resolve(), real_root):
-        for path, label, real in _walk_markdown(memory_dir, "memory", unreadable):
+        names = set(os.listdir(workspace))
+        memory_dir = workspace / "memory"
+        walk = memory_dir.is_dir() and _inside(memory_dir.resolve(), real_root)
+    except OSError:
+        unreadable.append(".")  # the workspace itself: every file in it is unknown, not gone
+        names, walk = set(), False
+    for name in ROOT_FILES:
+        if name in names:
+            consider(workspace / name, "memory", trusted=False)
+    if walk:
+        for path, label, real in _walk_markdown(workspace / "memory", "memory", unreadable):
             consider(path, "daily", False, label, real)
     for entry in extra_paths:
         extra = Path(os.path.expanduser(entry))
