@@ -150,3 +150,10 @@ def test_cli_index_search_get_status(clawcore_home: Path, monkeypatch, capsys) -
     status = json.loads(_cli(capsys, "status", "--json")[1])
     assert status["files"] == 2 and status["mode"] == "fts-only"
     assert "(rebuilt)" in _cli(capsys, "index", "--force")[1]
+
+
+@pytest.mark.parametrize("args", [["--interval", "0"], ["--interval", "-5"], ["--interval", "inf"],
+                                  ["--debounce", "-1"]])
+def test_watch_refuses_intervals_that_would_spin_or_overflow(clawcore_home: Path, capsys, args: list[str]) -> None:
+    code, _, err = _cli(capsys, "watch", *args)
+    assert code == 2 and "Invalid value" in err

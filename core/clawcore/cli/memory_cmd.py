@@ -117,8 +117,10 @@ def status(state: CliState, as_json: bool) -> None:
 
 
 @command.command("watch")
-@click.option("--interval", type=float, default=None, help="Seconds between looks (default memory.sync.watchInterval).")
-@click.option("--debounce", type=float, default=None, help="Quiet seconds before a sync (default memory.sync.watchDebounce).")
+@click.option("--interval", type=click.FloatRange(0.1, 86400), default=None,
+              help="Seconds between looks, 0.1 to 86400 (default memory.sync.watchInterval).")
+@click.option("--debounce", type=click.FloatRange(0, 86400), default=None,
+              help="Quiet seconds before a sync, up to 86400 (default memory.sync.watchDebounce).")
 @click.pass_obj
 def watch(state: CliState, interval: float | None, debounce: float | None) -> None:
     """Keep the index current: sync whenever memory files change (Ctrl-C stops)."""

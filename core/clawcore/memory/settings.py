@@ -101,7 +101,7 @@ MEMORY_SCHEMA: dict[str, Any] = {
             "properties": {
                 "onSearch": {"type": "boolean", "default": True},
                 "watchDebounce": {"type": ["string", "number"], "format": "duration", "default": "1s"},
-                "watchInterval": {"type": ["string", "number"], "format": "duration", "default": "1s"},
+                "watchInterval": {"type": ["string", "number"], "format": "positive-duration", "default": "1s"},
             },
         },
     },
