@@ -275,3 +275,27 @@ def test_config_errors_are_one_line_each(workspace: Path, hash_pm) -> None:
 def test_response_serialises_to_json(workspace: Path, open_mem) -> None:
     payload = json.loads(json.dumps(open_mem(workspace).search("pizza").to_dict()))
     assert payload["results"][0]["citation"].startswith("memory/2024-05-01.md#L")
+
+
+def test_a_query_longer_than_the_limit_is_searched_by_its_beginning_and_says_so(tmp_path: Path, open_mem) -> None:
+    from clawcore.memory.engine import MAX_QUERY_CHARS
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "MEMORY.md").write_text("kiwi season starts in May\n")
+    memory = open_mem(ws, provider="none")
+    response = memory.search("kiwi " + "x" * MAX_QUERY_CHARS)
+    assert response.results[0].path == "MEMORY.md"
+    assert any("longer than 4000 characters" in w for w in response.warnings)
+    assert not any("longer than" in w for w in memory.search("kiwi").warnings)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1])
+def test_min_score_must_be_a_finite_number_of_at_least_zero(tmp_path: Path, open_mem, bad: float) -> None:
+    from clawcore.errors import MemoryAccessError
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    memory = open_mem(ws, provider="none")
+    with pytest.raises(MemoryAccessError, match="minScore must be a number of at least 0"):
+        memory.search("kiwi", min_score=bad)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import threading
 import time
@@ -45,6 +46,8 @@ Progress = Callable[[int, int], None]
 IDENTITY = ("schema", "fts", "provider", "model", "dims", "chunkTokens", "chunkOverlap")
 #: Index files up to this size get SQLite's integrity check when opened.
 _CHECK_ON_OPEN_BYTES = 64 * 1024 * 1024
+#: Longer queries are searched by their beginning (and the response says so): a question, not a document.
+MAX_QUERY_CHARS = 4000
 
 
 def _is_corruption(exc: BaseException) -> bool:
@@ -634,12 +637,20 @@ class Memory:
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
             raise MemoryAccessError(f"maxResults must be an integer from 1 to 100, got {max_results!r}")
         floor = s.min_score if min_score is None else min_score
-        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or floor < 0:
+        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor < math.inf:
             raise MemoryAccessError(f"minScore must be a number of at least 0, got {min_score!r}")
-        query = query.strip()[:4000]
+        query = query.strip()
+        response = self._search_repairing(query[:MAX_QUERY_CHARS], k, float(floor), keyword, vector)
+        if len(query) > MAX_QUERY_CHARS:
+            note = f"the query is longer than {MAX_QUERY_CHARS} characters: only its beginning was searched"
+            response = replace(response, warnings=(*response.warnings, note))
+        return response
+
+    def _search_repairing(self, query: str, k: int, floor: float, keyword: bool, vector: bool) -> SearchResponse:
+        """:meth:`_search`, with a corrupt index found on the way moved aside, rebuilt and asked again."""
         with self._lock:
             try:
-                return self._search(query, k, float(floor), keyword, vector)
+                return self._search(query, k, floor, keyword, vector)
             except DATABASE_ERRORS as exc:
                 if not _is_corruption(exc):
                     raise self._unusable("cannot search", exc) from exc
@@ -649,7 +660,7 @@ class Memory:
                     self._quarantine(exc)
                     self._open()
                     self._sync_locked(None, True)
-                response = self._search(query, k, float(floor), keyword, vector)
+                response = self._search(query, k, floor, keyword, vector)
                 note = self._notes[-1] if self._notes else ""
                 return replace(response, warnings=tuple(dict.fromkeys((*response.warnings, note)))) if note else response
 
