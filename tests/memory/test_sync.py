@@ -98,7 +98,13 @@ def test_sources_symlinks_dedupe_and_extra_paths(tmp_path: Path, open_mem) -> No
     assert status["files"] == 2
     assert memory.search("zebra").results == ()  # not .md, not memory, or a symlink out
     assert memory.search("giraffe").results[0].source == "extra"
-    assert [r.path for r in memory.search("alpha launch").results] in (["memory/again.md"], ["memory/projects/alpha.md"])
+    # one file under three names (itself, a symlink that sorts first, a hard link): indexed once, by its
+    # plain name, and readable under any of them
+    os.link(ws / "memory" / "projects" / "alpha.md", ws / "memory" / "projects" / "beta.md")
+    memory.sync()
+    assert [r.path for r in memory.search("alpha launch").results] == ["memory/projects/alpha.md"]
+    for name in ("memory/again.md", "memory/projects/beta.md", "memory/projects/alpha.md"):
+        assert memory.get(name) == "alpha launch checklist"
 
 
 def test_get_reads_line_ranges(workspace: Path, open_mem) -> None:

@@ -74,7 +74,7 @@ def _walk_markdown(folder: Path, label: str, unreadable: list[str]) -> Iterable[
 
 
 def discover(workspace: Path, extra_paths: Iterable[str] = (), unreadable: list[str] | None = None) -> list[MemoryFile]:
-    """Every memory file of ``workspace``, deduplicated by real path, in a stable order.
+    """Every memory file of ``workspace``, one entry per file on disk, in a stable order.
 
     :param unreadable: receives the cited names of folders that could not be listed (a permission
         problem; ``"."`` for the workspace itself): their files are unknown, not gone, so the index
@@ -83,23 +83,32 @@ def discover(workspace: Path, extra_paths: Iterable[str] = (), unreadable: list[
     unreadable = [] if unreadable is None else unreadable
     workspace = Path(workspace).expanduser().absolute()
     real_root = workspace.resolve()
-    found: dict[Path, MemoryFile] = {}
+    # One entry per file on disk (device, inode): a symlink or a hard link to a file is the same file,
+    # and its plain name wins over a symlink's, whatever the order the names come in.
+    found: dict[tuple[int, int], MemoryFile] = {}
+    via_link: set[tuple[int, int]] = set()
 
     def consider(
         candidate: Path, source: str, trusted: bool, label: str | None = None, real: Path | None = None
     ) -> None:
-        if real is None:
-            try:
+        linked = real is None and os.path.islink(candidate)
+        try:
+            if real is None:
                 if not candidate.is_file():
                     return
                 real = candidate.resolve(strict=True)
-            except (OSError, RuntimeError):  # dangling link, loop, permission
-                return
-            if not trusted and not _inside(real, real_root):
-                return  # a symlink out of the workspace
-        if real in found:
+                if not trusted and not _inside(real, real_root):
+                    return  # a symlink out of the workspace
+            st = real.stat()
+        except (OSError, RuntimeError):  # dangling link, loop, permission
             return
-        found[real] = MemoryFile(label or _label(candidate, workspace), real, source)
+        key = (st.st_dev, st.st_ino)
+        if key in found and (linked or key not in via_link):
+            return
+        found[key] = MemoryFile(label or _label(candidate, workspace), real, source)
+        via_link.discard(key)
+        if linked:
+            via_link.add(key)
 
     try:
         # On a case-insensitive file system both names are one file; keep the spelling on disk.
@@ -205,8 +214,11 @@ def resolve_memory_path(requested: str, files: Iterable[MemoryFile], workspace: 
             f"memory path {requested!r} is absolute; give a path relative to the workspace, such as MEMORY.md"
         )
     if ".." in cleaned.split("/"):
-        raise MemoryAccessError(f"memory path {requested!r} leaves the workspace; '..' is not allowed")
+        raise MemoryAccessError(f"memory path {requested!r} contains '..', which memory paths may not")
     candidate = Path(workspace) / cleaned
+    same = _same_file(candidate, files)
+    if same is not None:
+        return same  # another name (a link) of a memory file, which is indexed under one name
     if candidate.is_symlink():
         try:
             outside = not _inside(candidate.resolve(), Path(workspace).resolve())
@@ -218,6 +230,21 @@ def resolve_memory_path(requested: str, files: Iterable[MemoryFile], workspace: 
         f"{requested!r} is not a memory file (MEMORY.md, memory/**/*.md or memory.extraPaths); "
         "use memory_search to find one"
     )
+
+
+def _same_file(candidate: Path, files: Iterable[MemoryFile]) -> MemoryFile | None:
+    try:
+        wanted = candidate.stat()
+    except (OSError, ValueError):
+        return None
+    for memory_file in files:
+        try:
+            st = memory_file.real.stat()
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == (wanted.st_dev, wanted.st_ino):
+            return memory_file
+    return None
 
 
 def source_weight(path: str, weights: Mapping[str, float]) -> float:
