@@ -57,6 +57,14 @@ def test_cjk_text_counts_one_token_per_character() -> None:
     assert len(chunks) >= 7
 
 
+def test_a_long_cjk_line_is_cut_by_tokens_not_characters() -> None:
+    line = "数据库迁移计划" * 2000
+    chunks = chunk_markdown("# 标题\n" + line + "\n", ChunkingSettings(tokens=600, overlap=120))
+    pieces = [c for c in chunks if c.start_line == c.end_line == 2]
+    assert all(estimate_tokens(c.text) <= 600 for c in chunks)
+    assert "".join(c.text for c in pieces) == line  # nothing lost, nothing repeated
+
+
 def test_fenced_code_stays_together() -> None:
     text = "para\n\n```\ncode line one\n\ncode line two\n```\n\nafter"
     [chunk] = chunk_markdown(text)

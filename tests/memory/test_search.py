@@ -299,3 +299,12 @@ def test_min_score_must_be_a_finite_number_of_at_least_zero(tmp_path: Path, open
     memory = open_mem(ws, provider="none")
     with pytest.raises(MemoryAccessError, match="minScore must be a number of at least 0"):
         memory.search("kiwi", min_score=bad)
+
+
+def test_pieces_of_one_long_line_are_one_result(tmp_path: Path, open_mem) -> None:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "long.md").write_text("word " * 5000 + "\n")
+    memory = open_mem(ws, provider="none")
+    citations = [(r.path, r.start_line, r.end_line) for r in memory.search("word").results]
+    assert citations == [("memory/long.md", 1, 1)]

@@ -11,7 +11,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from clawcore.memory.tokens import estimate_tokens
+from clawcore.memory.tokens import estimate_tokens, is_cjk
 
 __all__ = ["Chunk", "ChunkingSettings", "chunk_markdown"]
 
@@ -86,19 +86,33 @@ def _pieces(lines: list[str], budget: int) -> list[list[_Piece]]:
             current.append(_Piece(number, line, max(tokens, 1)))
             continue
         # One line alone is over the budget: cut it, the pieces keep its line number.
-        width = max(budget * 4 - 8, 16)
-        start = 0
-        while start < len(line):
-            end = start + width
-            # Prefer to cut at a space near the end of the window.
-            space = line.rfind(" ", start + width // 2, end)
-            if end < len(line) and space > start:
-                end = space + 1
-            part = line[start:end]
+        for part in _cut(line, budget):
             current.append(_Piece(number, part, max(estimate_tokens(part), 1)))
-            start = end
     close()
     return blocks
+
+
+def _cut(line: str, budget: int) -> list[str]:
+    """Pieces of a line that is over the budget, each within it by the token estimate (a CJK
+    character is a token, four other characters are one), cut at a space near the end where there is one."""
+    limit = max(budget - 2, 4)
+    parts: list[str] = []
+    start = 0
+    while start < len(line):
+        cost, end = 0.0, start
+        while end < len(line):
+            step = 1.0 if is_cjk(line[end]) else 0.25
+            if cost + step > limit:
+                break
+            cost, end = cost + step, end + 1
+        if end < len(line):
+            space = line.rfind(" ", start + (end - start) // 2, end)
+            if space > start:
+                end = space + 1
+        end = max(end, start + 1)
+        parts.append(line[start:end])
+        start = end
+    return parts
 
 
 def chunk_markdown(text: str, settings: ChunkingSettings | None = None) -> list[Chunk]:

@@ -119,12 +119,17 @@ def rank(
         scored.append((candidate, score))
     scored.sort(key=lambda item: (-item[1], item[0].path, item[0].start_line))
     per_file: dict[str, int] = {}
+    cited: set[tuple[str, int, int]] = set()
     kept: list[tuple[Candidate, float]] = []
     for candidate, score in scored:
         if score < min_score or score <= 0:
             continue
         if per_file.get(candidate.path, 0) >= settings.per_file:
             continue
+        citation = (candidate.path, candidate.start_line, candidate.end_line)
+        if citation in cited:
+            continue  # pieces of one over-long line cite the same lines: one result for them
+        cited.add(citation)
         per_file[candidate.path] = per_file.get(candidate.path, 0) + 1
         kept.append((candidate, score))
     if settings.mmr and len(kept) > 1:
