@@ -152,7 +152,10 @@ def _ascending(validator: Any, keys: Any, instance: Any, schema: Mapping[str, An
         named = [(f"[{i}]", value) for i, value in enumerate(instance)]
     elif isinstance(keys, list) and validator.is_type(instance, "object"):
         properties = schema.get("properties", {})
-        named = [(key, instance.get(key, properties.get(key, {}).get("default"))) for key in keys]
+        # A value that fails its own schema is reported there; comparing it too would say it twice.
+        named = [(key, instance.get(key, properties.get(key, {}).get("default"))) for key in keys
+                 if validator.evolve(schema=properties.get(key, {})).is_valid(
+                     instance.get(key, properties.get(key, {}).get("default")))]
     else:
         return
     named = [(name, value) for name, value in named
@@ -367,8 +370,10 @@ def _describe(error: jsonschema.ValidationError) -> list[str]:
     if error.validator == "enum":
         choices = ", ".join(repr(c) for c in error.validator_value)
         return [f"{where}: {_short(error.instance)} is not one of {choices}"]
-    if error.validator == "required":
-        return [f"{where}: {error.message}"]
+    bound = {"minimum": "at least", "exclusiveMinimum": "above", "maximum": "at most",
+             "exclusiveMaximum": "below"}.get(str(error.validator))
+    if bound is not None:
+        return [f"{where}: {_short(error.instance)} is out of range: it must be {bound} {error.validator_value}"]
     return [f"{where}: {error.message}"]
 
 

@@ -146,3 +146,14 @@ def test_get_refuses_anything_but_memory_files(workspace: Path, open_mem, tmp_pa
     message = str(info.value)
     assert "\n" not in message and len(message) < 300
     assert "top secret" not in message and "root:" not in message
+
+
+def test_a_byte_order_mark_is_not_text_and_a_missing_extra_path_is_said(tmp_path: Path, open_mem) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "MEMORY.md").write_bytes("\ufeff# BOM note\n\nplum jam recipe\n".encode())
+    memory = open_mem(ws, {"extraPaths": [str(tmp_path / "nowhere")]}, provider="none")
+    report = memory.sync()
+    assert any("nowhere does not exist" in w for w in report.warnings)
+    [result] = memory.search("plum jam").results
+    assert result.snippet.startswith("# BOM note") and memory.get("MEMORY.md", 1, 1) == "# BOM note"

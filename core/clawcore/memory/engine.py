@@ -50,6 +50,11 @@ _CHECK_ON_OPEN_BYTES = 64 * 1024 * 1024
 MAX_QUERY_CHARS = 4000
 
 
+def _text(data: bytes) -> str:
+    """A memory file's text: UTF-8 (bad bytes replaced), without a byte-order mark."""
+    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
 def _is_corruption(exc: BaseException) -> bool:
     """True for errors that mean the file's contents are broken; False for ones about
     where it lives or who holds it (permissions, locks, a full disk), which a rebuild cannot fix."""
@@ -315,6 +320,10 @@ class Memory:
             return cached[1]
         unreadable: list[str] = []
         files = discover(self.workspace, self.settings.extra_paths, unreadable)
+        for entry in self.settings.extra_paths:
+            extra = Path(os.path.expanduser(entry))
+            if not (extra if extra.is_absolute() else self.workspace / extra).exists():
+                self._warn(f"memory.extraPaths entry {entry} does not exist; nothing is indexed from it")
         self._unreadable = tuple(unreadable)
         self._discovered = (fingerprint, files) if fingerprint is not None and not unreadable else None
         return files
@@ -366,7 +375,7 @@ class Memory:
             if row is not None and row[0] == digest:
                 touched.append((st.st_mtime_ns, st.st_size, f.path))
             else:
-                chunks = chunk_markdown(data.decode("utf-8", errors="replace"), self.settings.chunking)
+                chunks = chunk_markdown(_text(data), self.settings.chunking)
                 group.append((f, st, digest, chunks))
                 size += len(chunks)
             # Written in groups of a few embedding batches: a killed sync loses at most one group.
@@ -846,7 +855,7 @@ class Memory:
             raise MemoryAccessError(f"lines must be a positive number of lines, got {lines!r}")
         memory_file = resolve_memory_path(path, self._discover(), self.workspace)
         try:
-            text = memory_file.real.read_text(encoding="utf-8", errors="replace")
+            text = _text(memory_file.real.read_bytes())
         except OSError as exc:
             raise MemoryAccessError(f"cannot read memory file {memory_file.path}: {exc.strerror}") from exc
         all_lines = text.splitlines()
