@@ -155,8 +155,13 @@ def test_a_turn_cut_off_mid_tool_call_resumes_with_every_call_answered(tmp_path:
     # Ctrl-C while c1 ran: its result never came; the next turn starts.
     transcript.append(message_to_entry(Message("user", "what happened?"), 4))
     transcript.append(message_to_entry(Message("tool", "late", tool_call_id="gone"), 5))  # its call is not there
+    transcript.append(message_to_entry(Message("tool", "late c1", tool_call_id="c1"), 6))  # closed by the user message
+    transcript.append(message_to_entry(Message("tool", "again", tool_call_id="c2"), 7))  # answered already
+    transcript.append({"type": "message", "seq": 8, "role": "banana", "content": "?"})  # no chat API knows it
+    transcript.append({"type": "message", "seq": 9, "role": "user", "content": {"x": 1}})  # not text
     context = [m for _, m in store.history(session_id).context]
     assert [(m.role, m.tool_call_id, m.content) for m in context] == [
         ("user", None, "run it"), ("assistant", None, ""), ("tool", "c2", "listing"), ("tool", "c1", INTERRUPTED),
         ("user", None, "what happened?")]
-    assert len(store.read(session_id).entries) == 6  # header + the five lines as written
+    read = store.read(session_id)
+    assert len(read.entries) == 8 and read.skipped == 2  # header + seven intact lines as written; two damaged

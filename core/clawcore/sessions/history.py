@@ -83,13 +83,13 @@ def _paired(context: list[tuple[int, Message]]) -> tuple[tuple[int, Message], ..
     """The context with every tool call answered and every tool result matched to its call.
 
     Chat APIs refuse a history in which an assistant's tool call has no result before the next
-    message (a turn cut off by Ctrl-C or a crash mid-tool), or a result whose call is not there (cut
-    away by compaction): each call left open gets a result saying it was interrupted, each orphan
-    result is left out. The transcript itself is not changed.
+    message (a turn cut off by Ctrl-C or a crash mid-tool), or a result that answers no call still
+    open: its call was cut away by compaction, already answered, or closed by a later message. Each
+    call left open gets a result saying it was interrupted; each such result is left out. The
+    transcript itself is not changed.
     """
     out: list[tuple[int, Message]] = []
     open_calls: list[tuple[int, str]] = []
-    known: set[str] = set()
 
     def close_open() -> None:
         out.extend((seq, Message("tool", INTERRUPTED, tool_call_id=call_id)) for seq, call_id in open_calls)
@@ -97,15 +97,14 @@ def _paired(context: list[tuple[int, Message]]) -> tuple[tuple[int, Message], ..
 
     for seq, message in context:
         if message.role == "tool":
-            if message.tool_call_id not in known:
-                continue
-            open_calls[:] = [(s, c) for s, c in open_calls if c != message.tool_call_id]
-            out.append((seq, message))
+            answered = [(s, c) for s, c in open_calls if c == message.tool_call_id]
+            if answered:
+                open_calls.remove(answered[0])
+                out.append((seq, message))
             continue
         close_open()
         out.append((seq, message))
         for call in message.tool_calls:
-            known.add(call.id)
             open_calls.append((seq, call.id))
     close_open()
     return tuple(out)

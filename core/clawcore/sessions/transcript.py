@@ -116,6 +116,10 @@ class Transcript:
         return TranscriptRead(tuple(entries), skipped, torn, len(data), tuple(problems))
 
 
+#: The roles a transcript's messages may have.
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -128,6 +132,8 @@ def _intact(entry: Mapping[str, Any]) -> bool:
     if ts is not None and (isinstance(ts, bool) or not isinstance(ts, (int, float)) or not 0 <= ts < 1e11):
         return False  # seconds since 1970, before the year 5138: anything else is not a time
     if entry["type"] == "message":
+        if entry.get("role") not in _ROLES or not isinstance(entry.get("content", ""), (str, type(None))):
+            return False  # a role no chat API knows, or content that is not text
         calls = entry.get("toolCalls")
         if calls is not None and not (isinstance(calls, list) and all(
                 isinstance(c, Mapping) and isinstance(c.get("arguments", {}), Mapping) for c in calls)):
