@@ -233,6 +233,27 @@ def test_tool_rounds_are_bounded(clawcore_home: Path, plugin_manager: Any, regis
     assert len(calls) == 3 and "agent.maxToolRounds" in reply.text
 
 
+def test_a_tool_result_larger_than_the_context_is_cut_before_the_model_sees_it(
+        clawcore_home: Path, plugin_manager: Any, register_plugin: Any, openai_server: OpenAIServer) -> None:
+    class Dump:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            register(Tool("dump", "A large result.", {"type": "object"},
+                          lambda arguments, context: ToolResult("HEAD" + "x" * 3_000_000 + "TAIL SECRET-VALUE")))
+
+    register_plugin(Dump(), "dump")
+    openai_server.script(tool_reply("dump", {}), text_reply("done"))
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, context_window=20000,
+                           agent={"compaction": {"reserveTokensFloor": 4000}},
+                           extra={"tools": {"policy": {"allow": ["dump"]}}})
+    with runtime.session() as session:
+        assert session.send("go").text == "done"
+    sent = openai_server.requests_to("chat/completions")[1].body["messages"][-1]["content"]
+    # a quarter of (20000 - 4000) tokens, at four characters a token, and the note
+    assert 15_000 < len(sent) < 16_000 + 200 and sent.startswith("HEAD") and sent.endswith("TAIL SECRET-VALUE")
+    assert "characters of this result left out" in sent
+
+
 def test_model_failure_is_a_clear_error_and_keeps_the_message(loop_runtime: Any,
                                                               openai_server: OpenAIServer) -> None:
     openai_server.fail(500, endpoint="chat")

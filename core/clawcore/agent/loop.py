@@ -220,7 +220,7 @@ class Session:
                 break
             for call in requested:
                 calls.append(call)
-                result_text = self._run_tool(call)
+                result_text = self._fitted(self._run_tool(call))
                 self._write(Message("tool", result_text, tool_call_id=call.id, channel=self.channel), keep=True)
         else:
             reply_text = (reply_text + "\n\n" if reply_text else "") + (
@@ -250,6 +250,21 @@ class Session:
                 return f"error: invalid arguments for {call.name}: {problem}"
         result = self.runtime.call_tool(call.name, call.arguments, context=self.context, call_id=call.id)
         return result.content
+
+    def _fitted(self, text: str) -> str:
+        """A tool result cut to a quarter of the window left after ``reserveTokensFloor``, head and tail kept.
+
+        The current turn cannot be compacted away, so one result larger than the context would make
+        every request of the turn fail; the model is told what was left out and can ask for parts.
+        """
+        budget = max(256, (self.model.context_window - self.settings.reserve_tokens_floor) // 4)
+        limit = budget * 4  # characters, at the estimate of four a token
+        if len(text) <= limit:
+            return text
+        head, tail = text[: limit * 3 // 4], text[-(limit // 4):]
+        left_out = len(text) - len(head) - len(tail)
+        return (f"{head}\n[… {left_out} characters of this result left out: it is larger than this model's "
+                f"context allows; ask for a smaller part …]\n{tail}")
 
     # -- prompt ----------------------------------------------------------------
 
