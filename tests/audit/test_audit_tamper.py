@@ -210,6 +210,15 @@ def test_deleted_log_and_checkpoints_are_truncation_while_the_keys_remain(log_pa
     assert verify_log(log_path).ok and [r.kind for r in read_records(log_path)] == ["tool.decision"]
 
 
+def test_reordered_checkpoints_file(log_path: Path) -> None:
+    path = checkpoints_path_for(log_path)
+    lines = path.read_text().splitlines()
+    lines[0], lines[-1] = lines[-1], lines[0]
+    path.write_text("\n".join(lines) + "\n")
+    failure = verify_log(log_path).failure
+    assert failure is not None and failure.kind is FailureKind.REORDERED and "checkpoints file" in failure.message
+
+
 def test_full_rewrite_by_a_key_holder_is_caught_only_by_an_export(log_path: Path, tmp_path: Path) -> None:
     bundle = tmp_path / "export.json"
     bundle.write_text(json.dumps(export_bundle(log_path)))

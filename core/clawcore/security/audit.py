@@ -38,6 +38,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Self
 
@@ -930,6 +931,10 @@ def verify_log(
     if damaged:
         # Only the last line can be cut by a crash; a damaged line before it was written over.
         return report(Failure(FailureKind.BAD_SIGNATURE, f"{damaged[0]}: the checkpoints file was edited"))
+    for index, (before, after) in enumerate(pairwise(local), start=2):
+        if after.size < before.size:  # writers append them under the log's lock, in order
+            return report(Failure(FailureKind.REORDERED, f"checkpoint {index} (size {after.size}) comes after "
+                                  f"one of size {before.size}: the checkpoints file was reordered"))
     try:
         handle = path.open("rb")
     except FileNotFoundError:
