@@ -253,7 +253,7 @@ def build_schema(pm: pluggy.PluginManager | None) -> dict[str, Any]:
     for impl in pm.hook.config_schema.get_hookimpls():
         try:
             answers = call_plugin(pm, "config_schema", impl)
-        except Exception as exc:  # noqa: BLE001 - a plugin whose settings cannot be checked does not run unchecked
+        except Exception as exc:  # a plugin whose settings cannot be checked does not run unchecked
             first_line = (str(exc).splitlines() or [""])[0]
             raise ConfigError(
                 f"plugin {impl.plugin_name!r} failed to declare its config section ({type(exc).__name__}: "
