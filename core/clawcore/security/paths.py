@@ -464,9 +464,7 @@ class PathPolicy:
         if word.startswith(DYNAMIC):
             return self._runtime_name(word.rsplit(DYNAMIC, 1)[1])
         if word.startswith("~"):
-            rest = word[1:]
-            user_home = self.environ.get("HOME") or str(Path.home())
-            candidates = [user_home + rest, str(self.workspace) + rest]
+            candidates = self.tilde(word)
         elif word.startswith("/"):
             candidates = [word]
         else:
@@ -496,6 +494,11 @@ class PathPolicy:
                     if _inside(real, entry):
                         return entry
         return None
+
+    def tilde(self, word: str) -> list[str]:
+        """``~``/``~/x`` read both ways: from the user's home, and from the sandbox's (its working directory)."""
+        rest = word[1:]
+        return [(self.environ.get("HOME") or str(Path.home())) + rest, str(self.workspace) + rest]
 
     def _runtime_name(self, known: str) -> str | None:
         """The runtime entry that the known tail of ``$X/...`` names by a name only the runtime uses."""

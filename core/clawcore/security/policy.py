@@ -205,8 +205,7 @@ def _directories(targets: Sequence[str], bases: Sequence[Path], policy: Any) -> 
         if DYNAMIC in target or target == "-":
             continue
         if target.startswith("~"):
-            user_home = policy.environ.get("HOME") or str(Path.home())
-            found += [Path(os.path.normpath(root + target[1:])) for root in (user_home, str(policy.workspace))]
+            found += [Path(os.path.normpath(path)) for path in policy.tilde(target)]
         elif target.startswith("/"):
             found.append(Path(os.path.normpath(target)))
         else:
@@ -471,7 +470,8 @@ class ToolPolicy:
         for word, reach in dict.fromkeys(w for w in words if w[0].strip(shell.DYNAMIC)):
             target = policy.runtime_file(word, bases, home_too=bool(reach), holders_too=reach == "holders")
             if target is not None:
-                return [Decision.deny(f"the command names the runtime's own {Path(target).name} ({target}); "
+                what = "home" if target == str(policy.home) else Path(target).name
+                return [Decision.deny(f"the command names the runtime's own {what} ({target}); "
                                       "no tool may touch the config, audit log, transcripts or index",
                                       rules=("command:runtime-files",), source=SOURCE)]
         return []
