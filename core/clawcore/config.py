@@ -82,6 +82,8 @@ _SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 def parse_size(value: str | int) -> int:
     """Bytes in a Docker-style size (``512m``, ``2g``, ``1024``, ``64KiB``)."""
     if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"{value!r} is negative, not a size like 512m")
         return value
     match = _SIZE.match(str(value))
     if not match:
@@ -342,6 +344,9 @@ def _describe(error: jsonschema.ValidationError) -> list[str]:
             expected = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
             return [f"{where}: expected {' or '.join(expected)}, got {_type_name(error.instance)} (a secret: not shown)"]
         return [f"{where}: the value fails the {error.validator!r} check (a secret: not shown)"]
+    if isinstance(error.schema, Mapping) and isinstance(error.schema.get("x-error"), str):
+        # A schema's own wording for its failures (``x-error``) says more than a regular expression.
+        return [f"{where}: {_short(error.instance)} {error.schema['x-error']}"]
     if error.validator == "additionalProperties":
         known = list(error.schema.get("properties", {}))
         extras = [key for key in error.instance if key not in known]

@@ -89,12 +89,15 @@ def test_config_check_reports_a_bad_size(tmp_path: Path) -> None:
     assert load_config(home, pm=get_plugin_manager()).get("sandbox.docker.memoryLimit") == "256m"
 
 
-@pytest.mark.parametrize("user", ["root", "0", "0:0", "root:root"])
-def test_root_user_is_refused(user: str) -> None:
+@pytest.mark.parametrize("user", ["root", "0", "0:0", "root:root", "00", "0000", "00:00", "+0"])
+def test_root_user_is_refused(tmp_path: Path, user: str) -> None:
     from clawcore_sandbox_docker import DockerSettings
 
     with pytest.raises(ConfigError, match=r"sandbox.docker.user: .* runs commands as root"):
         DockerSettings.from_section({"user": user})
+    with pytest.raises(ConfigError) as raised:  # and `clawcore config check` says so before any run
+        load_config(tmp_path, data={"sandbox": {"docker": {"user": user}}}, pm=get_plugin_manager())
+    assert any(problem.startswith(f"sandbox.docker.user: {user!r} is root") for problem in raised.value.problems)
 
 
 def test_auto_user_is_the_workspace_owner_unless_root(tmp_path: Path) -> None:

@@ -78,6 +78,10 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "user": {
             "type": "string",
             "minLength": 1,
+            "pattern": r"^(auto|[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)?)$",
+            "not": {"pattern": r"^(root|0+)(:|$)"},
+            "x-error": "is root or not a uid:gid, user:group or 'auto'; use an unprivileged uid:gid such as "
+                       "65534:65534, or 'auto'",
             "default": "auto",
             "description": "uid:gid the commands run as; never root. auto: the workspace owner, "
             "or 65534:65534 when root owns it.",
@@ -116,9 +120,6 @@ CONFIG_SCHEMA: dict[str, Any] = {
     },
 }
 
-_ROOT_USERS = {"0", "root"}
-
-
 @dataclass(frozen=True)
 class DockerSettings:
     """The ``sandbox.docker`` section in engine units."""
@@ -145,7 +146,8 @@ class DockerSettings:
         :raises ConfigError: the user is root, which the schema alone cannot say clearly.
         """
         user = str(section.get("user", "auto"))
-        if user.split(":", 1)[0] in _ROOT_USERS:
+        uid = user.split(":", 1)[0].strip()
+        if uid == "root" or uid.lstrip("+").isdigit() and int(uid) == 0:
             raise ConfigError(
                 f"sandbox.docker.user: {user!r} runs commands as root; use an unprivileged "
                 f"uid:gid such as {UNPRIVILEGED_USER} or 'auto'"
