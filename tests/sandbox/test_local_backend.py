@@ -124,11 +124,15 @@ def test_unshare_as_root_covers_the_runtimes_files_and_credential_stores(tmp_pat
     (home / "clawcore.yaml").write_text("tools: {policy: {profile: coding}}\n")
     (home / "audit").mkdir()
     (home / "audit" / "audit.jsonl").write_text("{}\n")
-    backend = LocalSandbox(isolation="unshare", hidden=[home / "clawcore.yaml", home / "audit"])
+    backend = LocalSandbox(isolation="unshare", hidden=[home / "clawcore.yaml", home / "audit", home / "sessions"],
+                           home=home)
     result = backend.run(
         "cat ../clawcore.yaml; printf 'tools: {}' > ../clawcore.yaml; ls ../audit 2>&1; "
-        "umount ../audit 2>&1; head -c 20 /etc/shadow; echo ok > inside.txt",
+        "umount ../audit 2>&1; head -c 20 /etc/shadow; echo ok > inside.txt; "
+        "mkdir ../sessions; echo '{}' > ../index.new; mv .. ../../moved",  # plant or swap: the home is read-only
         cwd=workspace, timeout_s=10)
+    assert home.is_dir() and not (home.parent / "moved").exists()
+    assert not (home / "sessions").exists() and not (home / "index.new").exists()
     assert "profile" not in result.stdout and "audit.jsonl" not in result.stdout
     assert (home / "clawcore.yaml").read_text() == "tools: {policy: {profile: coding}}\n"  # the write went nowhere
     assert (home / "audit" / "audit.jsonl").read_text() == "{}\n"
@@ -144,9 +148,9 @@ home = Path(sys.argv[1])
 if not _can_mask():
     print("cannot-mask")
     raise SystemExit(0)
-backend = LocalSandbox(isolation="unshare", hidden=[home / "clawcore.yaml", home / "audit"])
+backend = LocalSandbox(isolation="unshare", hidden=[home / "clawcore.yaml", home / "audit"], home=home)
 result = backend.run("id -u; cat ../clawcore.yaml; ls ../audit 2>&1; umount ../audit 2>&1; cat ~/.ssh/id_ed25519; "
-                     "echo ok > inside.txt", cwd=home / "workspace", timeout_s=10)
+                     "echo ok > inside.txt; mkdir ../sessions; mv .. ../../moved", cwd=home / "workspace", timeout_s=10)
 print(result.stdout, result.stderr)
 """
 
@@ -181,6 +185,7 @@ def test_unshare_as_another_user_covers_the_same_files(tmp_path: Path) -> None:
         assert "PRIVATE KEY" not in done.stdout
         assert (home / "audit" / "audit.jsonl").read_text() == "{}\n"
         assert (home / "workspace" / "inside.txt").read_text() == "ok\n"
+        assert not (home / "sessions").exists() and not (home.parent / "moved").exists()
     finally:
         shutil.rmtree(home, ignore_errors=True)
 

@@ -62,8 +62,11 @@ Isolation = str  # "bwrap" | "unshare" | "none"
 _HIDDEN_HOME_DIRS = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure", ".config/gcloud", ".config/gh")
 _HIDDEN_HOME_FILES = (".netrc", ".npmrc", ".pypirc", ".git-credentials", ".vault-token", ".bash_history",
                       ".zsh_history")
-_HIDDEN_SYSTEM_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers")
-_HIDDEN_SYSTEM_DIRS = ("/etc/sudoers.d", "/run/secrets", "/var/run/secrets", "/root")
+#: System files and folders hidden the same way; container-engine sockets among them (a shell that can reach
+#: one can start a privileged container, network or no network).
+_HIDDEN_SYSTEM_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/var/run/docker.sock", "/run/docker.sock")
+_HIDDEN_SYSTEM_DIRS = ("/etc/sudoers.d", "/run/secrets", "/var/run/secrets", "/root", "/run/podman",
+                       "/var/run/podman", "/run/containerd", "/var/run/containerd", "/run/user")
 
 
 def _probe(argv: Sequence[str]) -> bool:
@@ -149,6 +152,8 @@ class LocalSandbox:
     :param writable: extra writable paths inside bubblewrap (the allowed paths).
     :param hidden: paths hidden inside bubblewrap (the runtime's own files).
     :param pass_env: glob patterns of parent variables to pass through.
+    :param home: ``$CLAWCORE_HOME``: under ``unshare`` read-only but for the writable paths inside it, so
+        that no command renames it or plants a config, transcript or index there.
     """
 
     name = "local"
@@ -163,6 +168,7 @@ class LocalSandbox:
         writable: Sequence[Path] = (),
         hidden: Sequence[Path] = (),
         pass_env: Sequence[str] = (),
+        home: Path | None = None,
     ) -> None:
         self.timeout_s = timeout_s
         self.max_output = max_output
@@ -171,6 +177,7 @@ class LocalSandbox:
         self.writable = tuple(Path(p) for p in writable)
         self.hidden = tuple(Path(p) for p in hidden)
         self.pass_env = tuple(pass_env)
+        self.home = Path(home) if home is not None else None
         self._live: set[subprocess.Popen[bytes]] = set()
         self._lock = threading.Lock()
 
@@ -198,6 +205,7 @@ class LocalSandbox:
             isolation=str(section.get("isolation", "auto")),
             writable=writable,
             hidden=hidden,
+            home=Path(config.home),
             pass_env=tuple(section.get("passEnv", ())),
         )
 
@@ -264,13 +272,31 @@ class LocalSandbox:
                 # The host's filesystem is in view: in the command's own mount namespace, cover what
                 # bubblewrap hides, then drop every capability so the command cannot uncover it.
                 dirs, files = self._masked([cwd])
-                prelude = "".join(f"mount -t tmpfs -o size=4k,mode=000 clawcore-hidden {shlex.quote(d)} && "
-                                  for d in dirs)
+                prelude = self._home_read_only(cwd)
+                prelude += "".join(f"mount -t tmpfs -o size=4k,mode=000 clawcore-hidden {shlex.quote(d)} && "
+                                   for d in dirs)
                 prelude += "".join(f"mount --bind /dev/null {shlex.quote(f)} && " for f in files)
                 refuse = "{ echo 'sandbox: could not hide the protected files; not running' >&2; exit 126; }"
                 return [*argv, "bash", "--noprofile", "--norc", "-c", f"{prelude}{_DROP_CAPS} || {refuse}", command]
             return [*argv, *shell]
         return shell
+
+    def _home_read_only(self, cwd: Path) -> str:
+        """Shell that makes the home read-only in the command's mount namespace, but for the working
+        directory and the writable paths inside it; nothing when the home is itself a writable path
+        (a writable folder above it, such as the temporary folder, does not count)."""
+        if self.home is None or not self.home.is_dir():
+            return ""
+        home = Path(os.path.realpath(self.home))
+        writable = [Path(os.path.realpath(p)) for p in (cwd, *self.writable)]
+        if home in writable:
+            return ""  # the configuration lets commands write the home (`{home}` in allowedPaths)
+        line = f"mount --bind {shlex.quote(str(home))} {shlex.quote(str(home))} && " \
+               f"mount -o remount,bind,ro {shlex.quote(str(home))} && "
+        for path in sorted({p for p in writable if _contains(home, p) and p.is_dir()}, key=lambda p: len(p.parts)):
+            quoted = shlex.quote(str(path))
+            line += f"mount --bind {quoted} {quoted} && mount -o remount,bind,rw {quoted} && "
+        return line
 
     def _masked(self, keep: Sequence[Path]) -> tuple[list[str], list[str]]:
         """The folders and files a command must not see: credential stores and the runtime's own files.
@@ -282,6 +308,9 @@ class LocalSandbox:
         candidates = [user_home / rel for rel in _HIDDEN_HOME_DIRS] + [Path(d) for d in _HIDDEN_SYSTEM_DIRS]
         candidates += [user_home / rel for rel in _HIDDEN_HOME_FILES] + [Path(f) for f in _HIDDEN_SYSTEM_FILES]
         candidates += list(self.hidden)
+        engine = os.environ.get("DOCKER_HOST", "")
+        if engine.startswith("unix://"):
+            candidates.append(Path(engine.removeprefix("unix://")))
         kept = [Path(os.path.realpath(path)) for path in keep]
         reals = sorted({Path(os.path.realpath(path)) for path in candidates}, key=lambda p: len(p.parts))
         dirs: list[Path] = []
@@ -289,9 +318,10 @@ class LocalSandbox:
         for real in reals:
             if any(_contains(d, real) for d in dirs):
                 continue  # already under a covered folder
-            if real.is_dir() and not any(_contains(real, k) for k in kept):
-                dirs.append(real)
-            elif real.is_file():
+            if real.is_dir():
+                if not any(_contains(real, k) for k in kept):
+                    dirs.append(real)
+            elif real.exists():  # a file, or a socket
                 files.append(real)
         return [str(d) for d in dirs], [str(f) for f in files]
 
