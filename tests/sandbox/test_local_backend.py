@@ -75,10 +75,12 @@ def test_runs_in_the_working_directory_with_home_there(isolated: LocalSandbox, t
 def test_env_passthrough_never_passes_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_SETTING", "visible")
     monkeypatch.setenv("MY_API_TOKEN", "tok-should-not-pass")
+    monkeypatch.setenv("MY_DB_PASS", "hunter2-should-not-pass")
+    monkeypatch.setenv("MY_PWD", "pw123-should-not-pass")
     backend = LocalSandbox(isolation="none", pass_env=["MY_*"])
     result = backend.run("env", cwd=tmp_path, timeout_s=10)
     assert "MY_SETTING=visible" in result.stdout
-    assert "tok-should-not-pass" not in result.stdout
+    assert "should-not-pass" not in result.stdout
     assert "CLAWCORE_SANDBOX=local:none" in result.stdout
 
 

@@ -53,7 +53,7 @@ __all__ = ["BASE_ENV_KEYS", "Isolation", "LocalSandbox", "detect_isolation"]
 BASE_ENV_KEYS: tuple[str, ...] = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LANGUAGE", "TERM", "TZ")
 
 #: Names never passed through, even when ``sandbox.passEnv`` matches them.
-_SECRET_ENV = ("*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*AUTH*", "*COOKIE*",
+_SECRET_ENV = ("*KEY*", "*TOKEN*", "*SECRET*", "*PASS*", "*_PWD*", "*CREDENTIAL*", "*AUTH*", "*COOKIE*",
                "*SESSION*", "*PRIVATE*")
 
 Isolation = str  # "bwrap" | "unshare" | "none"
