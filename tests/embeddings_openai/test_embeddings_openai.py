@@ -117,14 +117,15 @@ def test_5xx_malformed_and_slow_answers_are_retried_with_backoff(openai_server: 
     sleeps: list[float] = []
     openai_server.fail(500, endpoint="embeddings")
     openai_server.fail(body=b'{"data": [', endpoint="embeddings")
+    openai_server.fail(body=b'{"data": [{"embedding": "abc", "index": 0}]}', endpoint="embeddings")
     openai_server.fail(delay=1.0, endpoint="embeddings")
-    provider = provider_for(openai_server, sleeps, timeout="300ms", backoff="100ms")
+    provider = provider_for(openai_server, sleeps, timeout="300ms", backoff="100ms", retries=4)
     assert len(provider.embed(["a"])) == 1
-    assert sleeps == [0.1, 0.2, 0.4]  # exponential from backoff
+    assert sleeps == [0.1, 0.2, 0.4, 0.8]  # exponential from backoff
     deadline = time.monotonic() + 3  # the slow answer is logged once the server finished sleeping
-    while len(openai_server.requests_to("embeddings")) < 4 and time.monotonic() < deadline:
+    while len(openai_server.requests_to("embeddings")) < 5 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert [r.status for r in openai_server.requests_to("embeddings")] == [500, 200, 200, 200]
+    assert [r.status for r in openai_server.requests_to("embeddings")] == [500, 200, 200, 200, 200]
 
 
 def test_retry_after_is_capped(openai_server: OpenAIServer) -> None:

@@ -163,7 +163,7 @@ class OpenAIEmbeddingProvider:
         data = sorted(response.data or [], key=lambda item: item.index)
         if len(data) != len(inputs):
             raise _Transient(f"{len(data)} vectors for {len(inputs)} texts")
-        vectors = [_unit(list(item.embedding)) for item in data]
+        vectors = [_unit(item.embedding) for item in data]
         sizes = {len(v) for v in vectors}
         if not self.dims and len(sizes) == 1:
             self.dims = sizes.pop()
@@ -186,7 +186,10 @@ class OpenAIEmbeddingProvider:
         self.embed(["probe"])
 
 
-def _unit(vector: list[float]) -> list[float]:
+def _unit(vector: Any) -> list[float]:
+    if not isinstance(vector, (list, tuple)) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector):
+        raise _Transient("unreadable response (an embedding that is not a list of numbers)")
     norm = math.sqrt(sum(x * x for x in vector))
     if not math.isfinite(norm) or norm == 0.0:
         raise _Transient("a vector was zero or not finite")
