@@ -221,6 +221,33 @@ def test_canary_in_outbound_message_is_denied(make_runtime: Any) -> None:
 
 
 
+@pytest.mark.parametrize("index", range(8))
+def test_a_reply_carrying_the_canary_locks_the_session_and_is_stored_masked(make_runtime: Any, index: int) -> None:
+    rt = make_runtime()
+    ctx = rt.context("s1")
+    token = rt.hooks.before_prompt_build(ctx)[-1].body.split()[2].rstrip(".")
+    spelled = _spellings(token)[index]
+    written = rt.hooks.before_message_write(Message("assistant", f"the code is {spelled}"), ctx)
+    digits = token.removeprefix("PRISM-")
+    assert digits not in written.content.lower() and token not in written.content
+    assert written.content.startswith("the code is [prism canary]") or "[prism: removed" in written.content
+    assert any(k == "prism.canary" for k, _, _ in rt.events)
+    assert rt.hooks.message_sending(Message("assistant", written.content), ctx).action is Action.DENY  # locked
+    assert decide(rt, ctx, "memory_search", query="hello") is Action.DENY
+
+
+def test_tool_call_arguments_reach_the_transcript_without_the_canary(make_runtime: Any) -> None:
+    rt = make_runtime()
+    ctx = rt.context("s1")
+    token = rt.hooks.before_prompt_build(ctx)[-1].body.split()[2].rstrip(".")
+    call = ToolCall("bash", {"command": f"echo {token}", "env": {token.lower(): "1"}}, "c1")
+    written = rt.hooks.before_message_write(Message("assistant", "", tool_calls=(call,)), ctx)
+    [masked] = written.tool_calls
+    assert masked.arguments == {"command": "echo [prism canary]", "env": {"[prism canary]": "1"}}
+    assert masked.name == "bash" and masked.id == "c1"
+    assert decide(rt, ctx, "bash", command=f"echo {token}") is Action.DENY  # the call itself is still judged
+
+
 def test_canary_sent_out_in_pieces_is_exfiltration(make_runtime: Any) -> None:
     rt = make_runtime()
     ctx = rt.context("s1")

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from clawcore.errors import ClawcoreError, ConfigError
-from clawcore_prism.monitor import Monitor
+from clawcore_prism.monitor import NO_SESSION, Monitor
 
 __all__ = ["command"]
 
@@ -42,6 +42,11 @@ def _monitor(ctx: click.Context, *, strict: bool) -> Monitor:
     return monitor_for(state.home, config.data)
 
 
+def _session(argument: str) -> str:
+    """A session as operators write it: ``(no session)`` (or ``""``) is the state of calls made outside any."""
+    return "" if argument in (NO_SESSION, "") else argument
+
+
 @click.group("prism")
 def command() -> None:
     """PRISM runtime monitor: session risk, locks, recent events."""
@@ -53,21 +58,21 @@ def command() -> None:
 def status(ctx: click.Context, session: str | None) -> None:
     """Show risk, ladder step and recent events (all sessions, or SESSION)."""
     monitor = _monitor(ctx, strict=False)
-    rows = monitor.status(session)
+    rows = monitor.status(_session(session) if session is not None else None)
     console = Console()
     for problem in [monitor.config_error, *monitor.store.problems()]:
         if problem:
             console.print(f"[yellow]warning:[/] {problem}", highlight=False)
-    if session and not rows:
+    if session is not None and not rows:
         raise ClawcoreError(f"no prism state for session {session!r} (it has seen no event, or it ended)")
     table = Table(title="prism sessions")
     for name in ("session", "risk", "step", "locked", "tainted", "credential read", "events"):
         table.add_column(name)
     for row in rows:
-        table.add_row(row["key"] or "(no session)", f"{row['risk']:.2f}", row["step"], "yes" if row["locked"] else "",
+        table.add_row(row["key"] or NO_SESSION, f"{row['risk']:.2f}", row["step"], "yes" if row["locked"] else "",
                       "yes" if row["tainted"] else "", "yes" if row["credentialRead"] else "", str(len(row["events"])))
     console.print(table)
-    if session:
+    if session is not None:
         events = Table(title=f"recent events of {session}")
         for name in ("time", "kind", "detail"):
             events.add_column(name)
@@ -83,7 +88,8 @@ def status(ctx: click.Context, session: str | None) -> None:
 @click.argument("session")
 @click.pass_context
 def unlock(ctx: click.Context, session: str) -> None:
-    """Unlock SESSION and reset its risk (audited)."""
+    """Unlock SESSION and reset its risk and canary (audited); '(no session)' is calls made outside any."""
+    session = _session(session)
     monitor = _monitor(ctx, strict=True)
     with monitor.lock:
         monitor.store.refresh()
@@ -93,4 +99,4 @@ def unlock(ctx: click.Context, session: str) -> None:
                                 "(see `clawcore prism status`)")
     runtime = ctx.find_root().obj.runtime()
     runtime.audit("prism.unlock", {"session": session, "keys": count}, session_id=session)
-    click.echo(f"unlocked {session} ({count} conversation state{'s' if count != 1 else ''}); risk reset to 0")
+    click.echo(f"unlocked {session or NO_SESSION} ({count} conversation state{'s' if count != 1 else ''}); risk reset to 0")

@@ -53,6 +53,12 @@ class Step(int, enum.Enum):
     BLOCK_SUBAGENTS = 4
     LOCK = 5
 
+    @property
+    def label(self) -> str:
+        """The step as the config and the docs spell it (``blockSubagents``)."""
+        first, *rest = self.name.lower().split("_")
+        return first + "".join(part.title() for part in rest)
+
     @classmethod
     def for_risk(cls, risk: float, thresholds: Thresholds) -> Step:
         if risk >= thresholds.lock:
@@ -324,11 +330,16 @@ class RiskStore:
         return len(keys)
 
     def unlock(self, session_id: str) -> int:
-        """Unlock every key of a session, reset its risk and save; returns how many keys."""
+        """Unlock every key of a session, reset its risk and save; returns how many keys.
+
+        The canary is renewed too: the one a lock followed may have been written down on the way
+        (the audit log keeps the arguments of a refused call).
+        """
         states = [self._states[key] for key in self.keys_of(session_id)]
         for state in states:
             state.locked = False
             state.risk = 0.0
+            state.canary = ""
             state.updated = self.clock()
             self.note(state, {"kind": "unlock"})
         if states:
