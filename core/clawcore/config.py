@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -320,10 +321,23 @@ def load_config(
 def validate(data: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
     """Every problem with ``data``, one line each, sorted by key path."""
     validator = _Validator(schema, format_checker=_format_checker)
-    lines: list[str] = []
+    lines: list[str] = [f"{where}: .nan is not a number" for where in _not_a_number(data, ())]
     for error in validator.iter_errors(data):
         lines.extend(_describe(error))
     return sorted(dict.fromkeys(lines))
+
+
+def _not_a_number(value: Any, path: tuple[Any, ...]) -> Iterator[str]:
+    """Key paths holding NaN (YAML ``.nan``): JSON Schema counts it a number, and every comparison with it
+    is false, so a threshold of NaN would never be reached."""
+    if isinstance(value, float) and math.isnan(value):
+        yield _key_path(iter(path))
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _not_a_number(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _not_a_number(item, (*path, index))
 
 
 def _key_path(parts: Iterator[Any] | Any) -> str:

@@ -21,6 +21,7 @@ MALFORMED = [
     ("sandbox: local\n", "sandbox: expected object, got a string 'local'"),
     ("agent:\n", "agent: expected object, got nothing (the key has no value)"),
     ("sandbox:\n  maxOutput: -1\n", "sandbox.maxOutput: -1 is not a size like 512m"),
+    ("memory:\n  search: {minScore: .nan}\n", "memory.search.minScore: .nan is not a number"),
     ("memory:\n  chunking: {tokens: 8}\n", "memory.chunking.tokens: 8 is out of range: it must be at least 16"),
     ("sandbox:\n  docker:\n    memoryLimit: 512x\n", "sandbox.docker.memoryLimit: '512x' is not a size like 512m"),
     ("sandbox:\n  docker:\n    timeout: soon\n", "sandbox.docker.timeout: 'soon' is not a duration like 30s"),
