@@ -373,6 +373,9 @@ def test_state_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "state.db").mkdir()
     with pytest.raises(ClawcoreError, match=r"^prism state .*state.db: Is a directory$"):
         RiskStore(tmp_path, half_life_s=60).load()
+    (tmp_path / "afile").write_text("x")  # a stateDir that is a file: nothing could ever be saved
+    with pytest.raises(ClawcoreError, match=r"^prism state .*afile/deeper/state.db: .*afile is not a folder"):
+        RiskStore(tmp_path / "afile" / "deeper", half_life_s=60).load()
 
 
 def test_earlier_json_state_is_imported(tmp_path: Path) -> None:

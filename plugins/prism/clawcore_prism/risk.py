@@ -199,6 +199,10 @@ class RiskStore:
 
         :raises ClawcoreError: when the state folder cannot be opened at all (a one-line reason).
         """
+        folder = self.path.parent
+        existing = next(p for p in (folder, *folder.parents) if p.exists() or p == p.parent)
+        if not existing.is_dir():  # nothing could ever be saved: say so now, not at the first write
+            raise ClawcoreError(f"prism state {self.path}: {existing} is not a folder; fix prism.stateDir")
         try:
             db = self._connect(create=False)
             rows = db.execute("SELECT key, session_id, state FROM risk").fetchall() if db else []
