@@ -19,7 +19,7 @@ from typing import Any
 
 from clawcore.types import ChatModel, Level, Message
 
-__all__ = ["LlmFailure", "classify_with_model", "resolve_model"]
+__all__ = ["LlmFailure", "LlmMissing", "classify_with_model", "resolve_model"]
 
 PROMPT = (
     "You are a security filter. The text between <data> tags reached an AI assistant {where}. "
@@ -39,6 +39,10 @@ class LlmFailure(RuntimeError):
     """The model could not give a verdict (missing, error, timeout, unreadable answer)."""
 
 
+class LlmMissing(LlmFailure):
+    """No installed plugin registers the configured model: a configuration problem, not a failure of the moment."""
+
+
 def resolve_model(name: str, settings: Mapping[str, Any], config: Mapping[str, Any]) -> ChatModel:
     """Build the named model from the plugins installed for this config.
 
@@ -53,7 +57,8 @@ def resolve_model(name: str, settings: Mapping[str, Any], config: Mapping[str, A
     pm = get_plugin_manager(PluginSettings.from_sources(section))
     factories = Hooks(pm).models()
     if name not in factories:
-        raise LlmFailure(f"model {name!r} is not registered (have: {', '.join(sorted(factories)) or 'none'})")
+        raise LlmMissing(f"model {name!r} is not registered (have: {', '.join(sorted(factories)) or 'none'}); "
+                         "check prism.llm.model")
     try:
         return factories[name](settings)
     except Exception as exc:  # ProviderUnavailable or a broken factory

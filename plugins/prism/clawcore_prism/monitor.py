@@ -37,7 +37,7 @@ from clawcore.types import ChatModel, Decision, HookContext, Level, Message, Pro
 from clawcore_prism.canonical import canonicalise
 from clawcore_prism.classifier import load_classifier
 from clawcore_prism.detector import Detection, Detector
-from clawcore_prism.llm import LlmFailure, classify_with_model, resolve_model
+from clawcore_prism.llm import LlmFailure, LlmMissing, classify_with_model, resolve_model
 from clawcore_prism.risk import CANARY_PREFIX, STATE_FILE, RiskState, RiskStore, Step, risk_key
 from clawcore_prism.rules import Scope
 from clawcore_prism.settings import PrismSettings
@@ -109,7 +109,9 @@ class Monitor:
         self._config_stamp = self._stamp()
         self._next_reload = 0.0
         self._detectors: dict[bool, Detector] = {}
-        self._models: dict[str, ChatModel] = {}
+        self._models: dict[str, ChatModel | LlmMissing] = {}
+        #: Problems said once per monitor (a band model no plugin registers).
+        self._said: set[str] = set()
         self._recent: OrderedDict[str, Detection] = OrderedDict()
         #: The latest inbound message per risk key (memory only): the LLM band weighs tool output against it.
         self._requests: OrderedDict[str, str] = OrderedDict()
@@ -136,6 +138,7 @@ class Monitor:
     def apply(self, settings: PrismSettings) -> None:
         self.settings = settings
         self._models.clear()  # built from the previous llm settings
+        self._said.clear()
         self.store.half_life_s = settings.half_life_s
         self.store.recent_events = settings.recent_events
         new_dir = self._state_dir(settings)
@@ -191,10 +194,17 @@ class Monitor:
         return self.store.get(risk_key(context.session_id, context.conversation_id), context.session_id)
 
     def _model(self) -> ChatModel:
+        """The band's model, built once per settings; a model no plugin registers is remembered as such."""
         name = self.settings.llm_model or ""
         if name not in self._models:
-            self._models[name] = resolve_model(name, self.settings.llm_settings or {}, self.config)
-        return self._models[name]
+            try:
+                self._models[name] = resolve_model(name, self.settings.llm_settings or {}, self.config)
+            except LlmMissing as exc:
+                self._models[name] = exc
+        model = self._models[name]
+        if isinstance(model, LlmMissing):
+            raise model
+        return model
 
     def judge(self, text: str, scope: Scope, context: HookContext, hook: str) -> tuple[Verdict, Detection]:
         """Detect, consult the LLM in the ambiguous band, add risk, audit; returns the verdict."""
@@ -217,9 +227,14 @@ class Monitor:
                 else:
                     score = min(score, s.suspicious * 0.8)
             except LlmFailure as exc:
-                rules.append("llm.failure")
-                failure_risk = s.llm_failure_risk
-                context.record("prism.llm.failure", {"hook": hook, "error": str(exc), "failMode": s.fail_mode})
+                # A model no plugin registers is as good as none configured: no risk for every text in the band
+                # (the setting is wrong, not the text), said once; failMode closed still treats it as doubt.
+                missing = isinstance(exc, LlmMissing)
+                rules.append("llm.missing" if missing else "llm.failure")
+                failure_risk = 0.0 if missing else s.llm_failure_risk
+                if not missing or str(exc) not in self._said:
+                    self._said.add(str(exc))
+                    context.record("prism.llm.failure", {"hook": hook, "error": str(exc), "failMode": s.fail_mode})
                 if s.fail_mode == "closed":
                     score = max(score, s.suspicious)
         level = Level.MALICIOUS if score >= s.malicious else Level.SUSPICIOUS if score >= s.suspicious else Level.CLEAN
