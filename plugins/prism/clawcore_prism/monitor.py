@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from clawcore.config import read_config_file
 from clawcore.errors import ClawcoreError
 from clawcore.security.commands import analyze as analyze_command
+from clawcore.security.shell import parse as parse_command
 from clawcore.types import ChatModel, Decision, HookContext, Level, Message, PromptSection, ToolCall, ToolResult, Verdict
 
 from clawcore_prism.canonical import canonicalise
@@ -77,6 +78,8 @@ _QUOTING = re.compile(r"[\\'\"]")
 _EGRESS_RULES = frozenset({"exfiltration", "upload", "tunnel", "remote-code", "download-and-run", "reverse-shell",
                            "listener", "pipe-to-shell"})
 _CREDENTIAL_RULES = frozenset({"credential-read", "credential-search", "secrets-file"})
+#: Rules for commands that cannot be known before they run.
+_UNKNOWN_COMMAND_RULES = frozenset({"dynamic-command", "dynamic-code"})
 _SENDING_TOOL = re.compile(r"send|post|mail|upload|publish|tweet|message|transfer|share|webhook|http|fetch|notify",
                            re.IGNORECASE)
 _DATA_CARRIER = re.compile(r"https?://|!\[[^\]]*\]\(|\b[\w.+-]+@[\w-]+\.[\w.]+\b")
@@ -496,8 +499,12 @@ class Monitor:
         if call.name == "web_fetch":
             return True
         if call.name == "bash":
+            # As written, as the shell would expand it (``c$()url`` is curl), and by what the command analysis
+            # finds; a command whose name is only known at run time may be anything (deny on doubt).
             command = str(call.arguments.get("command", ""))
-            return bool(_NETWORK_COMMAND.search(_QUOTING.sub("", arguments)) or _command_rules(command) & _EGRESS_RULES)
+            expanded = " ".join(word.text for cmd in parse_command(command).commands for word in cmd.words)
+            return bool(_NETWORK_COMMAND.search(_QUOTING.sub("", arguments)) or _NETWORK_COMMAND.search(expanded)
+                        or _command_rules(command) & (_EGRESS_RULES | _UNKNOWN_COMMAND_RULES))
         if call.name in ("read_file", "write_file", "edit_file", "memory_search", "memory_get"):
             return False
         return bool(_SENDING_TOOL.search(call.name))
