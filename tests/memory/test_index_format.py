@@ -104,3 +104,12 @@ def test_search_sees_every_kind_of_change_to_the_file_tree(workspace: Path, open
     assert memory.search("Helix", vector=False).results == ()
     (workspace / "MEMORY.md").write_text("Favourite editor: Helix.\n", encoding="utf-8")
     assert memory.search("Helix", vector=False).results[0].path == "MEMORY.md"
+
+
+def test_the_index_is_private_to_its_owner(workspace: Path, open_mem, tmp_path: Path) -> None:
+    index = tmp_path / "fresh" / "memory.sqlite"
+    memory = open_mem(workspace, index=index)
+    memory.sync()
+    assert oct(index.stat().st_mode & 0o777) == "0o600"  # it holds the text of every memory file
+    assert oct(index.parent.stat().st_mode & 0o777) == "0o700"
+    memory.close()

@@ -8,6 +8,8 @@ works: vectors live in the embedding cache and are scored with numpy.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
@@ -218,7 +220,11 @@ def connect(path: Path, *, busy_timeout_s: float = 30.0) -> Store:
 
     :raises sqlite3.DatabaseError: (or the driver's equivalent) when the file is not a usable database.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # Created private before SQLite opens it (its -wal and -shm files take its mode): the index holds
+    # the text of every memory file.
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     problems: list[str] = []
     candidates = _driver_modules()
     for index, (name, module) in enumerate(candidates):
