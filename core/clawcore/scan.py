@@ -8,7 +8,7 @@ as a real tool call — nothing is executed, read, fetched or written:
 ``exec``     ``command`` → a ``bash`` call through ``decide_tool_call`` + ``before_tool_call``
 ``path``     ``path`` + ``op`` → a ``read_file`` or ``write_file`` call
 ``url``      ``url`` → a ``web_fetch`` call (static network checks, no DNS)
-``text``     ``text`` + ``hook`` → ``message_received`` or ``after_tool_call`` verdicts
+``text``     ``text`` + ``hook`` → ``message_received`` (the default) or ``after_tool_call`` verdicts
 ``secret``   ``text`` → the secret scanner
 ===========  ===============================================================
 
@@ -159,6 +159,8 @@ class Scanner:
             Level.MALICIOUS: Action.DENY,
         }[worst]
         reasons = tuple(dict.fromkeys(r for v in flagged for r in v.reasons))
+        if not verdicts:  # an allow nobody gave: say so, or a disabled monitor would read as a clean corpus
+            reasons = ("no monitor judged this text (none installed, or every one disabled)",)
         findings = tuple(
             {"source": v.source, "level": v.level.value, "score": round(v.score, 4), "rules": list(v.rules)}
             for v in verdicts

@@ -59,7 +59,8 @@ def test_each_kind_goes_through_its_decider(clawcore_home: Path, plugin_manager:
     assert results["s1"].flagged and results["s1"].findings[0]["preview"] != ""
     assert "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" not in json.dumps(results["s1"].to_dict())
     assert not results["s2"].flagged
-    assert results["t1"].decision == "allow" and not results["t1"].flagged  # no monitor installed
+    assert results["t1"].decision == "allow" and not results["t1"].flagged  # no monitor installed ...
+    assert results["t1"].reasons == ("no monitor judged this text (none installed, or every one disabled)",)
 
 
 def test_text_cases_collect_monitor_verdicts(clawcore_home: Path, plugin_manager: Any) -> None:

@@ -79,5 +79,8 @@ def command(state: CliState, query: str) -> None:
         verdict = "DENIED " if result.is_error and result.metadata.get("decision") else (
             "ERROR  " if result.is_error else "ALLOWED")
         detail = result.content.strip().splitlines()[0] if result.content.strip() else ""
-        click.echo(f"  {verdict} {name} {arguments}  ->  {detail[:120]}")
+        if len(detail) > 120:  # whole reasons only
+            cut = detail.rfind("; ", 0, 120)
+            detail = (detail[:cut] if cut > 0 else detail[:117]) + " …"
+        click.echo(f"  {verdict} {name} {arguments}  ->  {detail}")
     runtime.close()

@@ -78,7 +78,7 @@ def call(
     password: str | None,
     timeout: float,
 ) -> None:
-    """Call METHOD (memory.search, memory.get, sessions.list, audit.tail, ping) and print the result.
+    """Call METHOD (memory.search, memory.get, sessions.list, chat.send, audit.tail, ping) and print the result.
 
     Exit status: 0 ok, 1 the method failed, 4 authentication failed, 5 no gateway.
     """

@@ -26,7 +26,7 @@ def _ask(call: ToolCall, decision: Decision) -> bool:
 @command.command("run", context_settings={"ignore_unknown_options": True})
 @click.option("--backend", "backend_name", default=None, help="Backend to use (default sandbox.backend).")
 @click.option("--timeout", "timeout_s", type=float, default=None, help="Seconds before the command is killed.")
-@click.argument("words", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.argument("words", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- COMMAND...")
 @click.pass_obj
 def run(state: CliState, backend_name: str | None, timeout_s: float | None, words: tuple[str, ...]) -> None:
     """Run COMMAND (after --) through the tool policy and the sandbox; print its output and exit code.

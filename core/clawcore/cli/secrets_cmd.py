@@ -51,7 +51,7 @@ def _read(path: Path) -> str | None:
 
 
 @command.command("scan")
-@click.argument("target", type=str)
+@click.argument("target", type=str, metavar="PATH|-")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per finding.")
 def scan(target: str, as_json: bool) -> None:
     """Scan PATH (a file or a folder, recursively) or - (standard input) for credentials.
