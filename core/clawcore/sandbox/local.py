@@ -34,6 +34,7 @@ import selectors
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -285,7 +286,7 @@ class LocalSandbox:
         """Shell that makes the home read-only in the command's mount namespace, but for the working
         directory and the writable paths inside it; nothing when the home is itself a writable path
         (a writable folder above it, such as the temporary folder, does not count)."""
-        if self.home is None or not self.home.is_dir():
+        if self.home is None or not os.path.isdir(self.home):
             return ""
         home = Path(os.path.realpath(self.home))
         writable = [Path(os.path.realpath(p)) for p in (cwd, *self.writable)]
@@ -293,7 +294,7 @@ class LocalSandbox:
             return ""  # the configuration lets commands write the home (`{home}` in allowedPaths)
         line = f"mount --bind {shlex.quote(str(home))} {shlex.quote(str(home))} && " \
                f"mount -o remount,bind,ro {shlex.quote(str(home))} && "
-        for path in sorted({p for p in writable if _contains(home, p) and p.is_dir()}, key=lambda p: len(p.parts)):
+        for path in sorted({p for p in writable if _contains(home, p) and os.path.isdir(p)}, key=lambda p: len(p.parts)):
             quoted = shlex.quote(str(path))
             line += f"mount --bind {quoted} {quoted} && mount -o remount,bind,rw {quoted} && "
         return line
@@ -318,10 +319,14 @@ class LocalSandbox:
         for real in reals:
             if any(_contains(d, real) for d in dirs):
                 continue  # already under a covered folder
-            if real.is_dir():
+            try:
+                mode = real.stat().st_mode
+            except OSError:
+                continue  # missing, or out of this user's reach: the command cannot reach it either
+            if stat.S_ISDIR(mode):
                 if not any(_contains(real, k) for k in kept):
                     dirs.append(real)
-            elif real.exists():  # a file, or a socket
+            else:  # a file, or a socket
                 files.append(real)
         return [str(d) for d in dirs], [str(f) for f in files]
 
@@ -338,7 +343,7 @@ class LocalSandbox:
             real = Path(os.path.realpath(path))
             if real == private_tmp and real != Path(os.path.realpath(cwd)):
                 continue  # the shell gets its own /tmp; the host's stays out of reach
-            if real.is_dir() and real not in binds:
+            if os.path.isdir(real) and real not in binds:
                 binds.append(real)
         for real in sorted(binds, key=lambda p: len(p.parts)):
             argv += ["--bind", str(real), str(real)]
