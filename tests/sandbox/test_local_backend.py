@@ -123,6 +123,7 @@ def test_unshare_as_root_covers_the_runtimes_files_and_credential_stores(tmp_pat
     home = tmp_path / "home"
     workspace = home / "workspace"
     workspace.mkdir(parents=True)
+    (workspace / "rename.py").write_text(_RENAME)
     (home / "clawcore.yaml").write_text("tools: {policy: {profile: coding}}\n")
     (home / "audit").mkdir()
     (home / "audit" / "audit.jsonl").write_text("{}\n")
@@ -131,9 +132,11 @@ def test_unshare_as_root_covers_the_runtimes_files_and_credential_stores(tmp_pat
     result = backend.run(
         "cat ../clawcore.yaml; printf 'tools: {}' > ../clawcore.yaml; ls ../audit 2>&1; "
         "umount ../audit 2>&1; head -c 20 /etc/shadow; echo ok > inside.txt; "
-        "mkdir ../sessions; echo '{}' > ../index.new; mv .. ../../moved",  # plant or swap: the home is read-only
+        "mkdir ../sessions; echo '{}' > ../index.new; "  # plant: the home is read-only
+        # swap: neither the home nor a folder above it can be renamed (mv would copy; rename is the swap)
+        f"python3 rename.py {home} {home.parent}/moved; python3 rename.py {home.parent} {home.parent.parent}/moved-parent",
         cwd=workspace, timeout_s=10)
-    assert home.is_dir() and not (home.parent / "moved").exists()
+    assert home.is_dir() and not (home.parent / "moved").exists() and not (home.parent.parent / "moved-parent").exists()
     assert not (home / "sessions").exists() and not (home / "index.new").exists()
     assert "profile" not in result.stdout and "audit.jsonl" not in result.stdout
     assert (home / "clawcore.yaml").read_text() == "tools: {policy: {profile: coding}}\n"  # the write went nowhere
@@ -141,6 +144,9 @@ def test_unshare_as_root_covers_the_runtimes_files_and_credential_stores(tmp_pat
     assert "root:" not in result.stdout  # /etc/shadow reads as empty
     assert (workspace / "inside.txt").read_text() == "ok\n"
 
+
+#: ``rename.py SOURCE TARGET``: a rename and nothing else (``mv`` copies across mount points).
+_RENAME = "import os, sys\nos.rename(sys.argv[1], sys.argv[2])\n"
 
 _AS_USER = """
 import sys
@@ -152,7 +158,8 @@ if not _can_mask():
     raise SystemExit(0)
 backend = LocalSandbox(isolation="unshare", hidden=[home / "clawcore.yaml", home / "audit"], home=home)
 result = backend.run("id -u; cat ../clawcore.yaml; ls ../audit 2>&1; umount ../audit 2>&1; cat ~/.ssh/id_ed25519; "
-                     "echo ok > inside.txt; mkdir ../sessions; mv .. ../../moved", cwd=home / "workspace", timeout_s=10)
+                     f"echo ok > inside.txt; mkdir ../sessions; python3 rename.py {home} {home.parent}/moved",
+                     cwd=home / "workspace", timeout_s=10)
 print(result.stdout, result.stderr)
 """
 
@@ -173,6 +180,7 @@ def test_unshare_as_another_user_covers_the_same_files(tmp_path: Path) -> None:
         (home / "audit" / "audit.jsonl").write_text("{}\n")
         (home / "workspace" / ".ssh").mkdir()  # the user's own credential store: HOME is the workspace
         (home / "workspace" / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+        (home / "workspace" / "rename.py").write_text(_RENAME)
         for path in [home, *home.rglob("*")]:
             os.chown(path, nobody, nobody)
         done = subprocess.run(["setpriv", f"--reuid={nobody}", f"--regid={nobody}", "--clear-groups",

@@ -277,6 +277,9 @@ class LocalSandbox:
                 prelude += "".join(f"mount -t tmpfs -o size=4k,mode=000 clawcore-hidden {shlex.quote(d)} && "
                                    for d in dirs)
                 prelude += "".join(f"mount --bind /dev/null {shlex.quote(f)} && " for f in files)
+                # The working directory was entered before the mounts: enter it again through them, or
+                # `..` from it would walk the tree as it was.
+                prelude += f"cd {shlex.quote(os.path.realpath(cwd))} && "
                 refuse = "{ echo 'sandbox: could not hide the protected files; not running' >&2; exit 126; }"
                 return [*argv, "bash", "--noprofile", "--norc", "-c", f"{prelude}{_DROP_CAPS} || {refuse}", command]
             return [*argv, *shell]
@@ -284,16 +287,21 @@ class LocalSandbox:
 
     def _home_read_only(self, cwd: Path) -> str:
         """Shell that makes the home read-only in the command's mount namespace, but for the working
-        directory and the writable paths inside it; nothing when the home is itself a writable path
-        (a writable folder above it, such as the temporary folder, does not count)."""
+        directory and the writable paths inside it, and the home and every folder above it mount points
+        that cannot be renamed; nothing when the home is itself a writable path (a writable folder above
+        it, such as the temporary folder, does not count)."""
         if self.home is None or not os.path.isdir(self.home):
             return ""
         home = Path(os.path.realpath(self.home))
         writable = [Path(os.path.realpath(p)) for p in (cwd, *self.writable)]
         if home in writable:
             return ""  # the configuration lets commands write the home (`{home}` in allowedPaths)
-        line = f"mount --bind {shlex.quote(str(home))} {shlex.quote(str(home))} && " \
-               f"mount -o remount,bind,ro {shlex.quote(str(home))} && "
+        # Every folder above it a mount point too: a mount point cannot be renamed (EBUSY), so no command
+        # can move the home away with its parent and put another one in its place.
+        line = "".join(f"mount --bind {shlex.quote(str(a))} {shlex.quote(str(a))} && "
+                       for a in reversed(home.parents) if a != a.parent)
+        line += f"mount --bind {shlex.quote(str(home))} {shlex.quote(str(home))} && " \
+                f"mount -o remount,bind,ro {shlex.quote(str(home))} && "
         for path in sorted({p for p in writable if _contains(home, p) and os.path.isdir(p)}, key=lambda p: len(p.parts)):
             quoted = shlex.quote(str(path))
             line += f"mount --bind {quoted} {quoted} && mount -o remount,bind,rw {quoted} && "
