@@ -201,6 +201,17 @@ RUNTIME_FILE_COMMANDS = [
     "mv {parent} /tmp/elsewhere",
     "find {home} -name '*.jsonl' -exec rm {{}} +",
     "find {home} -delete",
+    # behind a folder only known at run time, and in text run as shell
+    "cd $CLAWCORE_HOME && sed -i s/coding/full/ clawcore.yaml",
+    "cd $Q; rm sessions/x",
+    "bash -c 'echo x > ../clawcore.yaml'",
+    "echo 'rm -rf ../audit' | sh",
+    'eval "rm -rf ../sessions"',
+    # paths in code, and writing into the home
+    "python3 -c \"import os; os.remove('../audit/audit.jsonl')\"",
+    "python3 -c 'import shutil; shutil.rmtree(\"{home}\")'",
+    "tar xf evil.tar -C ..",
+    "cp -r /tmp/evil/. ..",
 ]
 
 
@@ -218,7 +229,9 @@ def test_commands_never_reach_the_runtimes_own_files(make_runtime: Any, clawcore
                                      "git log --oneline | head", "cat /etc/os-release", "mv build.log /tmp/",
                                      "find . -name '*.pyc' -delete", "find /tmp/build -name '*.o' -delete", "rm -f build.log",
                                      "cd ../.. && ls", "cd /tmp && cat notes.txt", "cd $DIR && make",
-                                     "./configure --prefix=/usr/local", "cp $OUT/index.html public/"])
+                                     "./configure --prefix=/usr/local", "cp $OUT/index.html public/",
+                                     "bash -c 'make test'", "python3 -c \"print(open('data/in.csv').read())\"",
+                                     "tar czf /tmp/ws.tgz .", "cp -r src ../backup"])
 def test_ordinary_commands_near_the_runtimes_files_still_run(make_runtime: Any, command: str) -> None:
     assert decide(make_runtime, {"profile": "coding"}, "bash", command=command).action is Action.ALLOW
 

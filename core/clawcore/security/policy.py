@@ -168,6 +168,10 @@ _MOVERS = frozenset({"mv", "rm", "rmdir", "shred", "unlink", "ln", "chmod", "cho
 _DELETERS = frozenset({"rm", "rmdir", "shred", "unlink"})
 #: An absolute path written inside a longer word (``--config=/x/clawcore.yaml``, a ``python -c`` string).
 _EMBEDDED_PATH = re.compile(r"(?<![\w.~/-])/[\w.@+~-]+(?:/[\w.@+~*?-]+)*")
+#: A quoted path inside a word of code (``os.remove('../audit/audit.jsonl')``): one with a slash or a dot-dot.
+_QUOTED_PATH = re.compile(r"""['"]((?:\.\.?|~)?/?[\w.@+~-]*/[\w.@+~/*?-]*|\.\.)['"]""")
+#: Commands that write into the folders they name (``tar -C ..``, ``cp -r x/. ..``): the home is not one.
+_WRITERS = frozenset({"cp", "rsync", "tar", "unzip", "install", "ditto", "7z", "bsdtar"})
 
 
 def _reach(cmd: Any) -> list[str]:
@@ -175,7 +179,8 @@ def _reach(cmd: Any) -> list[str]:
 
     ``"holders"``: the home and every folder that holds it (what is deleted or moved away: ``rm``,
     the sources of ``mv``); ``"home"``: the home itself (what is re-owned or linked, the target of
-    ``mv``, where ``find -delete`` or ``find -exec rm`` starts); ``""``: nothing more.
+    ``mv``, where ``find -delete`` or ``find -exec rm`` starts, a folder ``cp``, ``tar -C`` or ``unzip -d``
+    writes into); ``""``: nothing more.
     """
     count = len(cmd.words)
     if cmd.name in _DELETERS:
@@ -187,7 +192,23 @@ def _reach(cmd: Any) -> list[str]:
         return [""] + ["home"] * starts + [""] * (count - 1 - starts)
     if cmd.name == "mv":
         return ["holders"] * (count - 1) + ["home"]
-    return ["home" if cmd.name in _MOVERS else ""] * count
+    return ["home" if cmd.name in _MOVERS or cmd.name in _WRITERS else ""] * count
+
+
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"})
+
+
+def _shell_text(cmd: Any) -> list[str]:
+    """Text ``cmd`` runs as shell: ``bash -c TEXT``, ``eval TEXT``, ``echo TEXT | sh``."""
+    args = cmd.args
+    if cmd.name in _SHELLS and "-c" in args[:-1]:
+        return [args[args.index("-c") + 1]]
+    if cmd.name == "eval":
+        return [" ".join(args)]
+    feeder = cmd.stdin_from
+    if cmd.name in _SHELLS and not args and feeder is not None and feeder.name in ("echo", "printf"):
+        return [" ".join(feeder.args)]
+    return []
 
 
 def _find_deletes(args: Sequence[str]) -> bool:
@@ -451,22 +472,29 @@ class ToolPolicy:
         from clawcore.security import shell
 
         policy = self._path_policy()
-        script = shell.parse(command)
+        script = shell.parse(command, env={"CLAWCORE_HOME": str(policy.home)})
         commands = list(script.commands)
-        for cmd in commands:
+        for cmd in commands:  # grows as it goes: substitutions, and text run as shell, are commands too
             commands.extend(c for c in cmd.substitutions if c not in commands)
+            if cmd.depth < 3:
+                for text in _shell_text(cmd):
+                    commands.extend(shell.parse(text, env={"CLAWCORE_HOME": str(policy.home)},
+                                                depth=cmd.depth + 1).commands)
         bases = [policy.workspace]
         for cmd in commands:
             if cmd.name in ("cd", "pushd"):
                 # Where it lands, read from every folder the line may be in by then; the home as well when
                 # that cannot be known (``cd "$DIR"``).
-                landed = _directories(cmd.args[-1:] or ["~"], bases, policy)
+                landed = _directories([word.text for word in cmd.words[1:]][-1:] or ["~"], bases, policy)
                 bases = list(dict.fromkeys([*bases, *(landed or [policy.home])]))
         words = [(w.text, reach) for cmd in commands for w, reach in zip(cmd.words, _reach(cmd), strict=True)]
         words += [(r.target, "") for cmd in commands for r in cmd.redirects]
         words += [(value, "") for cmd in commands for value in cmd.assignments.values()]
-        words += [(path, reach) for word, reach in list(words) for path in _EMBEDDED_PATH.findall(word)
+        # Paths written inside a longer word: absolute ones anywhere, quoted ones in code (``python -c``);
+        # code that names the home itself (``shutil.rmtree("/x/.clawcore")``) is as good as ``rm``.
+        words += [(path, reach or "home") for word, reach in list(words) for path in _EMBEDDED_PATH.findall(word)
                   if path != word]
+        words += [(path, "home") for word, _ in list(words) for path in _QUOTED_PATH.findall(word) if path != word]
         for word, reach in dict.fromkeys(w for w in words if w[0].strip(shell.DYNAMIC)):
             target = policy.runtime_file(word, bases, home_too=bool(reach), holders_too=reach == "holders")
             if target is not None:
