@@ -156,7 +156,7 @@ def test_tail_follow(home: Path) -> None:
         proc.wait(timeout=10)
 
 
-def test_checkpoint_export_detects_a_rewrite_by_a_key_holder(
+def test_checkpoint_export_detects_a_rewrite_with_a_planted_key(
     home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = home / "audit" / "audit.jsonl"
@@ -178,19 +178,19 @@ def test_checkpoint_export_detects_a_rewrite_by_a_key_holder(
         log.append("ops.note", {"i": "a fresh start"})
     code, _, err = _run(capsys, home, "verify")
     assert code == 1 and "truncated" in err and "the log was begun again" in err
-    # Someone with the signing key who knows that writes a changed history elsewhere, with the key
-    # alone, and moves it into place: locally it verifies; only the export shows the rewrite.
+    # Someone who can write the keys folder writes a changed history elsewhere with a key of their own,
+    # moves it into place and adds the key to the keyring: locally it verifies; only the export shows it.
     scratch = tmp_path / "scratch"
-    (scratch / "keys").mkdir(parents=True)
-    (scratch / "keys" / "signing.pem").write_bytes((home / "audit" / "keys" / "signing.pem").read_bytes())
     with AuditLog(scratch / "audit.jsonl", keys=scratch / "keys", checkpoint_every=0) as log:
         for record in records:
             log.append(record.kind, {"i": "nothing happened"} if record.seq == 2 else dict(record.data))
     for name in ("audit.jsonl", "audit.checkpoints.jsonl"):
         (scratch / name).replace(home / "audit" / name)
+    for public in (scratch / "keys").glob("*.pub"):
+        public.replace(home / "audit" / "keys" / public.name)
     assert _run(capsys, home, "verify")[0] == 0
     code, _, err = _run(capsys, home, "verify", "--checkpoints", str(export))
-    assert code == 1 and "checkpoint-mismatch" in err
+    assert code == 1 and "bad-signature" in err and "not trusted" in err
 
 
 def test_rotate_keys_and_pinned_verify(home: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -187,13 +187,16 @@ def test_deleted_log_with_checkpoints_is_truncation(log_path: Path) -> None:
     assert failure is not None and failure.kind is FailureKind.TRUNCATED
 
 
-@pytest.mark.parametrize("checkpoints", ["deleted", "emptied"])
+@pytest.mark.parametrize("checkpoints", ["deleted", "emptied", "deleted with the public keys"])
 def test_deleted_log_and_checkpoints_are_truncation_while_the_keys_remain(log_path: Path, checkpoints: str) -> None:
     log_path.unlink()
-    if checkpoints == "deleted":
-        checkpoints_path_for(log_path).unlink()
-    else:
+    if checkpoints == "emptied":
         checkpoints_path_for(log_path).write_text("")
+    else:
+        checkpoints_path_for(log_path).unlink()
+    if checkpoints == "deleted with the public keys":  # the private key alone still says a log was here
+        for public in (log_path.parent / "keys").glob("*.pub"):
+            public.unlink()
     failure = verify_log(log_path).failure
     assert failure is not None and failure.kind is FailureKind.TRUNCATED and "gone" in failure.message
     # A writer that finds them gone begins a new chain that says so, and never verifies as whole.

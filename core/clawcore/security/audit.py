@@ -289,8 +289,8 @@ class KeyStore:
     def _ensure_folder(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
 
-    def signing_key(self, *, create: bool = True) -> Ed25519PrivateKey:
-        """The current private key, generated on first use."""
+    def signing_key(self, *, create: bool = True, keep_public: bool = True) -> Ed25519PrivateKey:
+        """The current private key, generated on first use; ``keep_public`` files its public key too."""
         try:
             data = self.signing_path.read_bytes()
         except FileNotFoundError:
@@ -305,7 +305,8 @@ class KeyStore:
             raise AuditError(f"{self.signing_path} is not a PEM private key: {exc}") from exc
         if not isinstance(key, Ed25519PrivateKey):
             raise AuditError(f"{self.signing_path} is not an Ed25519 key")
-        self._store_public(key.public_key())
+        if keep_public:
+            self._store_public(key.public_key())
         return key
 
     def _new_signing_key(self) -> Ed25519PrivateKey:
@@ -384,13 +385,19 @@ def _earlier_keys(keystore: KeyStore, checkpoints: Path) -> list[str]:
     """Ids of the public keys an earlier log left behind, when there is no checkpoint at all; else nothing.
 
     A signing key is made for the first checkpoint, which covers at least one record, so a keyring
-    next to no checkpoint (no file, or an emptied one) is what remains of a deleted log. (HMAC keys
-    say nothing: one may be made before the first record, for several writers to share.)
+    (public keys, or the private key alone) next to no checkpoint (no file, or an emptied one) is what
+    remains of a deleted log. (HMAC keys say nothing: one may be made before the first record, for
+    several writers to share.)
     """
     found, problems = read_checkpoints(checkpoints)
     if found or problems:
         return []
-    return sorted(keystore.public_keys())
+    ids = set(keystore.public_keys())
+    try:  # the private key alone says as much, its public files deleted or not
+        ids.add(public_key_id(keystore.signing_key(create=False, keep_public=False).public_key()))
+    except AuditError:
+        pass
+    return sorted(ids)
 
 
 def load_public_key(path: Path) -> Ed25519PublicKey:
