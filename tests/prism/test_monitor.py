@@ -186,10 +186,11 @@ def _spellings(token: str) -> list[str]:
     digits = token.removeprefix("PRISM-")
     return [token.lower(), token.upper(), "\u200b".join(token), token.replace("-", " - "),
             "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in token),  # full-width
-            base64.b64encode(token.encode()).decode(), digits, " ".join(digits[i:i + 4] for i in range(0, 16, 4))]
+            base64.b64encode(token.encode()).decode(), digits, " ".join(digits[i:i + 4] for i in range(0, 16, 4)),
+            digits[::-1]]
 
 
-@pytest.mark.parametrize("index", range(8))
+@pytest.mark.parametrize("index", range(9))
 def test_canary_is_found_however_it_is_spelled(make_runtime: Any, index: int) -> None:
     rt = make_runtime()
     ctx = rt.context(f"s{index}")
@@ -222,7 +223,7 @@ def test_canary_in_outbound_message_is_denied(make_runtime: Any) -> None:
 
 
 
-@pytest.mark.parametrize("index", range(8))
+@pytest.mark.parametrize("index", range(9))
 def test_a_reply_carrying_the_canary_locks_the_session_and_is_stored_masked(make_runtime: Any, index: int) -> None:
     rt = make_runtime()
     ctx = rt.context("s1")

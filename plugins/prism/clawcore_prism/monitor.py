@@ -556,7 +556,8 @@ def _carries(token: str, text: str) -> bool:
 
 
 def _readings(text: str) -> list[str]:
-    """The letters and digits of ``text``, lower-cased: as written, and of its base64 and hex decodings.
+    """The letters and digits of ``text``, lower-cased: as written and of its base64 and hex decodings,
+    each forwards and backwards.
 
     Case, invisible characters, look-alike and full-width letters, separators and escapes are undone by
     :func:`canonicalise`. A canary's 16 random hex digits (64 random bits) are looked for in these: no
@@ -564,7 +565,7 @@ def _readings(text: str) -> list[str]:
     """
     readings = [_NOT_ALNUM.sub("", canonicalise(text).text.lower())]
     readings += (_NOT_ALNUM.sub("", plain.lower()) for plain in _decodings(text))
-    return readings
+    return readings + [reading[::-1] for reading in readings]  # written backwards, too
 
 
 def _digits(token: str) -> str:
