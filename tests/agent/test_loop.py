@@ -285,3 +285,17 @@ def test_bad_agent_config_and_timezone_are_one_line_errors(clawcore_home: Path, 
     with pytest.raises(ConfigError, match="timezone: 'Mars/Olympus' is not a known IANA zone"):
         make_runtime(clawcore_home, plugin_manager, openai_server, extra={"timezone": "Mars/Olympus"})
     assert SessionStore(clawcore_home).list() == []  # nothing was created
+
+
+def test_a_session_has_one_writer_at_a_time(loop_runtime: Any, openai_server: OpenAIServer) -> None:
+    from clawcore.sessions import SessionInUse
+
+    openai_server.script(text_reply("one"), text_reply("two"))
+    with loop_runtime.session("shared") as first:
+        first.send("hi")
+        with pytest.raises(SessionInUse, match="'shared' is open elsewhere"):
+            loop_runtime.session("shared")
+    with loop_runtime.session("shared") as again:  # closed: free again, and it continues where it was
+        assert again.resumed and again.send("more").text == "two"
+    seqs = [e["seq"] for e in SessionStore(loop_runtime.home).read("shared").entries if e.get("type") == "message"]
+    assert seqs == sorted(set(seqs))

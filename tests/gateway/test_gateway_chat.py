@@ -47,9 +47,17 @@ def test_chat_send_runs_a_turn_and_continues_the_session(chat_runtime: Runtime, 
         [listed] = client.call("sessions.list")
         assert listed["id"] == first["session"] and listed["channel"] == "gateway"
         assert listed["messages"] == 4
-        with pytest.raises(GatewayCallError) as info:
-            client.call("chat.send", {"message": "hi", "session": "../../etc/passwd"})
-        assert info.value.code == "bad_params"
+        for params in ({"message": "hi", "session": "../../etc/passwd"}, {"message": "hi", "session": "nosuch-1"},
+                       {"message": "   "}):
+            with pytest.raises(GatewayCallError) as info:
+                client.call("chat.send", params)
+            assert info.value.code == "bad_params", params
+        assert not (chat_runtime.home / "sessions" / "nosuch-1.jsonl").exists()  # a mistyped id starts nothing
+        # the session open elsewhere (another process, or here) is not written by two at once
+        with chat_runtime.session(first["session"]):
+            with pytest.raises(GatewayCallError) as info:
+                client.call("chat.send", {"message": "Why?", "session": first["session"]})
+            assert info.value.code == "unavailable" and "open elsewhere" in info.value.message
 
 
 def test_chat_send_without_a_model_is_unavailable(runtime: Runtime) -> None:

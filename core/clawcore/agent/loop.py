@@ -19,6 +19,7 @@ compacted near its limit, after a silent memory flush
 from __future__ import annotations
 
 import datetime as dt
+import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -150,15 +151,22 @@ class Session:
         self._tz = resolve_timezone(self.settings.timezone)
         self._clock = clock or (lambda: dt.datetime.now(self._tz))
         self.model = model or resolve_model(runtime, self.settings.model)
-        if session_id is not None and self.store.exists(session_id):
-            self.id = session_id
+        self.resumed = session_id is not None and self.store.exists(session_id)
+        if not self.resumed:
+            session_id, _ = self.store.create(session_id, channel=channel)
+        assert session_id is not None
+        self.id = session_id
+        self._claim = self.store.claim(session_id)  # before reading: no other writer adds to it meanwhile
+        try:
             self.transcript: Transcript = self.store.open(session_id)
-            history = SessionHistory.from_entries(self.transcript.read().entries)
-            self.resumed = True
-        else:
-            self.id, self.transcript = self.store.create(session_id, channel=channel)
-            history = SessionHistory()
-            self.resumed = False
+            history = SessionHistory.from_entries(self.transcript.read().entries) if self.resumed else SessionHistory()
+            self._start(history, channel)
+        except BaseException:
+            os.close(self._claim)  # a session that did not open holds nothing
+            raise
+
+    def _start(self, history: SessionHistory, channel: str) -> None:
+        runtime = self.runtime
         self.channel = channel if not self.resumed else history.channel
         self.context: HookContext = runtime.context(self.id, channel=self.channel)
         self.messages: list[Message] = [m for _, m in history.context]
@@ -399,8 +407,11 @@ class Session:
         """Fire ``session_end``; idempotent."""
         if not self._closed:
             self._closed = True
-            self.runtime.hooks.notify("session_end", self.context, context=self.context)
-            self.runtime.release_sandbox(self.id)
+            try:
+                self.runtime.hooks.notify("session_end", self.context, context=self.context)
+                self.runtime.release_sandbox(self.id)
+            finally:
+                os.close(self._claim)
 
     def __enter__(self) -> Self:
         return self

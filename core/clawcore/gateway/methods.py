@@ -105,14 +105,22 @@ def _audit_tail(runtime: Runtime, params: Mapping[str, Any], context: HookContex
 
 def _chat_send(runtime: Runtime, params: Mapping[str, Any], context: HookContext) -> Any:
     from clawcore.errors import ClawcoreError
-    from clawcore.sessions import InvalidSessionId
+    from clawcore.sessions import InvalidSessionId, SessionStore
 
+    session_id = params.get("session")
+    if not isinstance(params.get("message"), str) or not params["message"].strip():
+        raise GatewayCallError("bad_params", "message must be non-empty text")
     try:
-        with runtime.session(params.get("session"), channel="gateway") as session:
+        if session_id is not None and not SessionStore(runtime.home).exists(session_id):
+            # A client that names a session means to continue it: a mistyped id must not start afresh.
+            raise GatewayCallError("bad_params", f"no session {session_id!r}; leave `session` out to start one")
+        with runtime.session(session_id, channel="gateway") as session:
             reply = session.send(params["message"])
     except InvalidSessionId as exc:
         raise GatewayCallError("bad_params", str(exc)) from None
-    except ClawcoreError as exc:  # no model configured, model unreachable
+    except GatewayCallError:
+        raise
+    except ClawcoreError as exc:  # no model configured, model unreachable, the session open elsewhere
         raise GatewayCallError("unavailable", str(exc)) from None
     return {
         "session": session.id,

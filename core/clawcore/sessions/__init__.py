@@ -8,12 +8,13 @@
 from __future__ import annotations
 
 from clawcore.sessions.history import SessionHistory
-from clawcore.sessions.store import InvalidSessionId, SessionInfo, SessionNotFound, SessionStore
+from clawcore.sessions.store import InvalidSessionId, SessionInfo, SessionInUse, SessionNotFound, SessionStore
 from clawcore.sessions.transcript import Transcript, TranscriptRead, message_from_entry, message_to_entry
 
 __all__ = [
     "InvalidSessionId",
     "SessionHistory",
+    "SessionInUse",
     "SessionInfo",
     "SessionNotFound",
     "SessionStore",

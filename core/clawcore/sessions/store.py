@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import secrets
 import time
@@ -14,13 +16,17 @@ from clawcore.errors import ClawcoreError
 from clawcore.sessions.history import SessionHistory
 from clawcore.sessions.transcript import Transcript, TranscriptRead
 
-__all__ = ["InvalidSessionId", "SessionInfo", "SessionNotFound", "SessionStore"]
+__all__ = ["InvalidSessionId", "SessionInUse", "SessionInfo", "SessionNotFound", "SessionStore"]
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 class SessionNotFound(ClawcoreError):
     """No transcript exists for the session id."""
+
+
+class SessionInUse(ClawcoreError):
+    """Another open session (in this process or another) writes this transcript."""
 
 
 class InvalidSessionId(ClawcoreError):
@@ -104,6 +110,28 @@ class SessionStore:
         if not path.is_file():
             raise SessionNotFound(f"no session {session_id!r} in {self.root}; see `clawcore sessions list`")
         return Transcript(path)
+
+    def claim(self, session_id: str) -> int:
+        """Hold ``session_id`` for one writer: an exclusive ``flock`` on its transcript, until the returned
+        descriptor is closed (or its process ends).
+
+        Two writers would number their messages alike and each miss the other's turns.
+
+        :raises SessionInUse: another open session holds it.
+        :raises SessionNotFound: there is no such transcript.
+        """
+        path = self.path(session_id)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            raise SessionNotFound(f"no session {session_id!r} in {self.root}; see `clawcore sessions list`") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise SessionInUse(f"session {session_id!r} is open elsewhere (another process or session); "
+                               "close it there, or start a new session") from None
+        return fd
 
     def read(self, session_id: str) -> TranscriptRead:
         return self.open(session_id).read()
