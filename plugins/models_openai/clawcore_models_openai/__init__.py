@@ -7,13 +7,25 @@ the ``models.openai`` config section.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clawcore import hookimpl
 
-from clawcore_models_openai.chat import DEFAULTS, OpenAIChatModel
+from clawcore_models_openai.defaults import DEFAULTS
+
+if TYPE_CHECKING:
+    from clawcore_models_openai.chat import OpenAIChatModel
 
 __all__ = ["OpenAIChatModel", "config_schema", "register_models"]
+
+
+def __getattr__(name: str) -> Any:
+    # The OpenAI SDK takes half a second to import: only a chat model that is built needs it.
+    if name == "OpenAIChatModel":
+        from clawcore_models_openai.chat import OpenAIChatModel
+
+        return OpenAIChatModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @hookimpl
@@ -40,6 +52,12 @@ def config_schema() -> Mapping[str, Mapping[str, Any]]:
     }
 
 
+def _openai(settings: Mapping[str, Any]) -> OpenAIChatModel:
+    from clawcore_models_openai.chat import OpenAIChatModel
+
+    return OpenAIChatModel(settings)
+
+
 @hookimpl
 def register_models(register: Callable[..., None]) -> None:
-    register("openai", OpenAIChatModel)
+    register("openai", _openai)

@@ -12,20 +12,11 @@ from clawcore import Message, ModelReply, ProviderUnavailable, Tool, ToolCall
 from clawcore.config import parse_duration
 from clawcore.types import UNREADABLE_ARGUMENTS
 
+from clawcore_models_openai.defaults import DEFAULTS
+
 __all__ = ["DEFAULTS", "OpenAIChatModel", "resolve_api_key"]
 
 #: Defaults of the ``models.openai`` section (also the schema's ``default`` values).
-DEFAULTS: Mapping[str, Any] = {
-    "model": "gpt-4o-mini",
-    "baseUrl": None,
-    "apiKey": None,
-    "apiKeyEnv": "OPENAI_API_KEY",
-    "contextWindow": 128000,
-    "maxOutputTokens": None,
-    "temperature": None,
-    "timeout": "60s",
-    "retries": 2,
-}
 
 #: Sent when a custom ``baseUrl`` needs no key (Ollama, vLLM, LM Studio on loopback).
 _NO_KEY = "no-key-configured"

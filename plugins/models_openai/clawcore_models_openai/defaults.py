@@ -1,0 +1,18 @@
+"""The ``models.openai`` defaults, apart from the model so that reading them imports no SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+DEFAULTS: Mapping[str, Any] = {
+    "model": "gpt-4o-mini",
+    "baseUrl": None,
+    "apiKey": None,
+    "apiKeyEnv": "OPENAI_API_KEY",
+    "contextWindow": 128000,
+    "maxOutputTokens": None,
+    "temperature": None,
+    "timeout": "60s",
+    "retries": 2,
+}
