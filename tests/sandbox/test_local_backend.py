@@ -250,3 +250,19 @@ def test_bad_config_values_are_one_line_errors(tmp_path: Path, plugin_manager) -
                                                 "network": {"shell": "maybe"}}}, pm=plugin_manager)
     text = str(info.value)
     assert "sandbox.timeout" in text and "sandbox.maxOutput" in text and "sandbox.network.shell" in text
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_the_programs_that_set_the_sandbox_up_are_never_taken_from_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolation: str) -> None:
+    planted = tmp_path / "bin"
+    planted.mkdir()
+    marker = tmp_path / "planted-ran"
+    for name in ("bash", "unshare", "bwrap", "mount", "setpriv"):  # what a command could leave in ~/.local/bin
+        (planted / name).write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+        (planted / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{planted}:{os.environ['PATH']}")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    result = LocalSandbox(isolation=isolation).run("echo fine", cwd=workspace, timeout_s=10)
+    assert result.stdout == "fine\n" and not marker.exists()

@@ -81,16 +81,29 @@ def _probe(argv: Sequence[str]) -> bool:
     return done.returncode == 0
 
 
+#: Where the programs that set a sandbox up are looked for: never the inherited PATH, in which a command
+#: could have planted its own ``mount`` or ``setpriv`` (``~/.local/bin``) to run before the capabilities go.
+_SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@functools.lru_cache(maxsize=16)
+def _tool(name: str) -> str:
+    """The absolute path of a system program (``name`` itself when it is not there: the call then fails)."""
+    return shutil.which(name, path=_SYSTEM_PATH) or name
+
+
 def _unshare_argv(*, masking: bool = False) -> list[str]:
     """unshare's arguments; ``masking`` keeps a non-root user's namespace capabilities for the mounts."""
-    argv = ["unshare", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--mount-proc"]
+    argv = [_tool("unshare"), "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--mount-proc"]
     if os.geteuid() != 0:
         argv[1:1] = ["--user", "--map-current-user"] + (["--keep-caps"] if masking else [])
     return argv
 
 
-#: Runs the command after the mounts with no capability left (umount needs CAP_SYS_ADMIN).
-_DROP_CAPS = 'exec setpriv --bounding-set -all --inh-caps -all --ambient-caps -all bash --noprofile --norc -c "$0"'
+def _drop_caps() -> str:
+    """Shell that runs the command after the mounts with no capability left (umount needs CAP_SYS_ADMIN)."""
+    return (f'exec {_tool("setpriv")} --bounding-set -all --inh-caps -all --ambient-caps -all '
+            f'{_tool("bash")} --noprofile --norc -c "$0"')
 
 
 @functools.lru_cache(maxsize=1)
@@ -100,10 +113,10 @@ def _can_mask() -> bool:
     As root it can; as another user it needs a user namespace that keeps its capabilities
     (``unshare --keep-caps``, util-linux 2.38 and later).
     """
-    setpriv, mount = shutil.which("setpriv"), shutil.which("mount")
+    setpriv, mount = shutil.which("setpriv", path=_SYSTEM_PATH), shutil.which("mount", path=_SYSTEM_PATH)
     return bool(setpriv and mount) and _probe(
-        [*_unshare_argv(masking=True), "bash", "--noprofile", "--norc", "-c",
-         f"mount --bind /dev/null /dev/null && {_DROP_CAPS}"])
+        [*_unshare_argv(masking=True), _tool("bash"), "--noprofile", "--norc", "-c",
+         f"{_tool('mount')} --bind /dev/null /dev/null && {_drop_caps()}"])
 
 
 @functools.lru_cache(maxsize=8)
@@ -113,8 +126,8 @@ def detect_isolation(preference: str = "auto") -> Isolation:
     :param preference: ``auto``, or a specific ``bwrap``/``unshare``/``none``.
     :raises ProviderUnavailable: a specific isolation was asked for and does not work here.
     """
-    bwrap = shutil.which("bwrap")
-    unshare = shutil.which("unshare")
+    bwrap = shutil.which("bwrap", path=_SYSTEM_PATH)
+    unshare = shutil.which("unshare", path=_SYSTEM_PATH)
     bwrap_ok = bool(bwrap) and _probe([bwrap or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                                        "--unshare-net", "--unshare-pid", "--die-with-parent"])
     if preference == "bwrap" or (preference == "auto" and bwrap_ok):
@@ -261,7 +274,7 @@ class LocalSandbox:
 
     def argv(self, command: str, cwd: Path) -> list[str]:
         """The full argument vector that runs ``command`` (isolation wrapper included)."""
-        shell = ["bash", "--noprofile", "--norc", "-c", command]
+        shell = [_tool("bash"), "--noprofile", "--norc", "-c", command]
         if self.isolation == "bwrap":
             return [*self._bwrap_prefix(cwd), *shell]
         if self.isolation == "unshare":
@@ -274,14 +287,15 @@ class LocalSandbox:
                 # bubblewrap hides, then drop every capability so the command cannot uncover it.
                 dirs, files = self._masked([cwd])
                 prelude = self._home_read_only(cwd)
-                prelude += "".join(f"mount -t tmpfs -o size=4k,mode=000 clawcore-hidden {shlex.quote(d)} && "
+                prelude += "".join(f"{_tool('mount')} -t tmpfs -o size=4k,mode=000 clawcore-hidden {shlex.quote(d)} && "
                                    for d in dirs)
-                prelude += "".join(f"mount --bind /dev/null {shlex.quote(f)} && " for f in files)
+                prelude += "".join(f"{_tool('mount')} --bind /dev/null {shlex.quote(f)} && " for f in files)
                 # The working directory was entered before the mounts: enter it again through them, or
                 # `..` from it would walk the tree as it was.
                 prelude += f"cd {shlex.quote(os.path.realpath(cwd))} && "
                 refuse = "{ echo 'sandbox: could not hide the protected files; not running' >&2; exit 126; }"
-                return [*argv, "bash", "--noprofile", "--norc", "-c", f"{prelude}{_DROP_CAPS} || {refuse}", command]
+                return [*argv, _tool("bash"), "--noprofile", "--norc", "-c", f"{prelude}{_drop_caps()} || {refuse}",
+                        command]
             return [*argv, *shell]
         return shell
 
@@ -298,13 +312,14 @@ class LocalSandbox:
             return ""  # the configuration lets commands write the home (`{home}` in allowedPaths)
         # Every folder above it a mount point too: a mount point cannot be renamed (EBUSY), so no command
         # can move the home away with its parent and put another one in its place.
-        line = "".join(f"mount --bind {shlex.quote(str(a))} {shlex.quote(str(a))} && "
+        mount = _tool("mount")
+        line = "".join(f"{mount} --bind {shlex.quote(str(a))} {shlex.quote(str(a))} && "
                        for a in reversed(home.parents) if a != a.parent)
-        line += f"mount --bind {shlex.quote(str(home))} {shlex.quote(str(home))} && " \
-                f"mount -o remount,bind,ro {shlex.quote(str(home))} && "
+        line += f"{mount} --bind {shlex.quote(str(home))} {shlex.quote(str(home))} && " \
+                f"{mount} -o remount,bind,ro {shlex.quote(str(home))} && "
         for path in sorted({p for p in writable if _contains(home, p) and os.path.isdir(p)}, key=lambda p: len(p.parts)):
             quoted = shlex.quote(str(path))
-            line += f"mount --bind {quoted} {quoted} && mount -o remount,bind,rw {quoted} && "
+            line += f"{mount} --bind {quoted} {quoted} && {mount} -o remount,bind,rw {quoted} && "
         return line
 
     def _masked(self, keep: Sequence[Path]) -> tuple[list[str], list[str]]:
@@ -339,7 +354,7 @@ class LocalSandbox:
         return [str(d) for d in dirs], [str(f) for f in files]
 
     def _bwrap_prefix(self, cwd: Path) -> list[str]:
-        argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+        argv = [_tool("bwrap"), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
                 "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
         if not self.network:
             argv.append("--unshare-net")
