@@ -212,6 +212,18 @@ RUNTIME_FILE_COMMANDS = [
     "python3 -c 'import shutil; shutil.rmtree(\"{home}\")'",
     "tar xf evil.tar -C ..",
     "cp -r /tmp/evil/. ..",
+    # recursive tools on the home, shells behind flags, runners and stdin, links and /proc
+    "find .. -name clawcore.yaml -exec sed -i s/coding/full/ {{}} +",
+    "find .. -name '*.jsonl' | xargs rm",
+    "grep -rl coding .. | xargs sed -i s/coding/full/",
+    "bash -xc 'cat ../clawcore.yaml'",
+    "timeout 5 env bash -c 'cat ../clawcore.yaml'",
+    "echo 'cat ../clawcore.yaml' | bash -s",
+    "bash <<< 'cat ../clawcore.yaml'",
+    "ln -s ../.. up && cat up/{name}/clawcore.yaml",
+    "cat /proc/self/cwd/../clawcore.yaml",
+    'cat "$(dirname "$PWD")"/c*.yaml',
+    "cat $HOME/../clawcore.yaml",
 ]
 
 
@@ -231,7 +243,11 @@ def test_commands_never_reach_the_runtimes_own_files(make_runtime: Any, clawcore
                                      "cd ../.. && ls", "cd /tmp && cat notes.txt", "cd $DIR && make",
                                      "./configure --prefix=/usr/local", "cp $OUT/index.html public/",
                                      "bash -c 'make test'", "python3 -c \"print(open('data/in.csv').read())\"",
-                                     "tar czf /tmp/ws.tgz .", "cp -r src ../backup"])
+                                     "tar czf /tmp/ws.tgz .", "cp -r src ../backup",
+                                     "cd $(mktemp -d) && tar xzf /tmp/release.tgz -C .",
+                                     "python -c \"import os; print(os.listdir('..'))\"", "grep -rn TODO src/",
+                                     "find . -name '*.py' | xargs wc -l", "ln -s ../shared/config.json config.json",
+                                     "ls -alrt `pwd`/*", "find $backup/* -mtime +30 -exec rm {} \\;"])
 def test_ordinary_commands_near_the_runtimes_files_still_run(make_runtime: Any, command: str) -> None:
     assert decide(make_runtime, {"profile": "coding"}, "bash", command=command).action is Action.ALLOW
 

@@ -458,11 +458,16 @@ class PathPolicy:
         """
         from clawcore.security.shell import DYNAMIC
 
-        if DYNAMIC in word and not any(name in word for name in (*PROTECTED_HOME_ENTRIES, self.home.name,
-                                                                 *_RUNTIME_NAMES)):
-            return None
         if word.startswith(DYNAMIC):
             return self._runtime_name(word.rsplit(DYNAMIC, 1)[1])
+        if DYNAMIC in word and not any(name in word for name in (*PROTECTED_HOME_ENTRIES, self.home.name)):
+            return None
+        # The shell's own view of where it is: /proc/self/cwd is the folder the command runs in.
+        for alias, real in (("/proc/self/cwd", str(self.workspace)), ("/proc/thread-self/cwd", str(self.workspace)),
+                            ("/proc/self/root", ""), ("/proc/thread-self/root", "")):
+            if word == alias or word.startswith(alias + "/"):
+                word = (real + word[len(alias):]) or "/"
+                break
         if word.startswith("~"):
             candidates = self.tilde(word)
         elif word.startswith("/"):
@@ -504,8 +509,11 @@ class PathPolicy:
         """The runtime entry that the known tail of ``$X/...`` names by a name only the runtime uses."""
         parts = [part for part in os.path.normpath(known).split("/") if part not in ("", ".")]
         for index, part in enumerate(parts):
-            if part in _RUNTIME_NAMES:
-                return str(self.home / _RUNTIME_NAMES[part])
+            named = next((name for name in _RUNTIME_NAMES if fnmatch.fnmatchcase(name, part)), None)
+            # The name itself, or a glob that begins like it and spells most of it (c*.yaml; not * or *.jsonl).
+            if named is not None and (part == named or not _GLOB.match(part)
+                                      and len(_GLOB.sub("", part)) >= 3):
+                return str(self.home / _RUNTIME_NAMES[named])
             if part == self.home.name and index + 1 < len(parts) and parts[index + 1] in PROTECTED_HOME_ENTRIES:
                 return str(self.home / parts[index + 1])
         return None

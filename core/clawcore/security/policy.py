@@ -172,6 +172,11 @@ _EMBEDDED_PATH = re.compile(r"(?<![\w.~/-])/[\w.@+~-]+(?:/[\w.@+~*?-]+)*")
 _QUOTED_PATH = re.compile(r"""['"]((?:\.\.?|~)?/?[\w.@+~-]*/[\w.@+~/*?-]*|\.\.)['"]""")
 #: Commands that write into the folders they name (``tar -C ..``, ``cp -r x/. ..``): the home is not one.
 _WRITERS = frozenset({"cp", "rsync", "tar", "unzip", "install", "ditto", "7z", "bsdtar"})
+#: Commands that read or pack a whole tree (``grep -r x ..``, ``zip -r x.zip ..``): not the home's.
+_RECURSIVE = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "zip"})
+#: Code that deletes, moves or rewrites what it names: a path in it is as good as one given to ``rm``.
+_DESTRUCTIVE_CODE = re.compile(r"rmtree|remove|unlink|rename|rmdir|replace|move|chmod|chown|truncate|"
+                               r"write_(?:text|bytes)|open\([^)]*['\"][wa]", re.IGNORECASE)
 
 
 def _reach(cmd: Any) -> list[str]:
@@ -183,38 +188,53 @@ def _reach(cmd: Any) -> list[str]:
     writes into); ``""``: nothing more.
     """
     count = len(cmd.words)
-    if cmd.name in _DELETERS:
+    if cmd.name in _DELETERS or cmd.name == "ln":  # a link to a folder above the home reaches into it
         return ["holders"] * count
-    if cmd.name == "find" and _find_deletes(cmd.args):
+    if cmd.name == "find" and (_find_acts(cmd.args) or cmd.stdout_to is not None and cmd.stdout_to.name == "xargs"):
         # Its start folders, before the first test; the tests choose what goes, so the folders
         # above the home are not all of it.
         starts = next((i for i, arg in enumerate(cmd.args) if arg.startswith(("-", "(", "!"))), len(cmd.args))
         return [""] + ["home"] * starts + [""] * (count - 1 - starts)
     if cmd.name == "mv":
         return ["holders"] * (count - 1) + ["home"]
-    return ["home" if cmd.name in _MOVERS or cmd.name in _WRITERS else ""] * count
+    return ["home" if cmd.name in _MOVERS | _WRITERS | _RECURSIVE else ""] * count
 
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"})
+#: Commands that run the command in their arguments (``env bash -c``, ``timeout 5 sh -c``, ``xargs bash -c``).
+_RUNNERS = frozenset({"env", "timeout", "nice", "nohup", "stdbuf", "ionice", "time", "command", "exec", "xargs",
+                      "setsid", "chronic", "flock", "sudo", "doas"})
 
 
 def _shell_text(cmd: Any) -> list[str]:
-    """Text ``cmd`` runs as shell: ``bash -c TEXT``, ``eval TEXT``, ``echo TEXT | sh``."""
-    args = cmd.args
-    if cmd.name in _SHELLS and "-c" in args[:-1]:
-        return [args[args.index("-c") + 1]]
-    if cmd.name == "eval":
+    """Text ``cmd`` runs as shell: ``bash -c TEXT`` (``-xc`` and runners like ``env`` included), ``eval TEXT``,
+    ``echo TEXT | sh``, ``sh <<EOF`` and ``sh <<< TEXT``."""
+    name, args = cmd.name, list(cmd.args)
+    if name in _RUNNERS:  # the first argument that is a shell starts the command that runs
+        start = next((i for i, arg in enumerate(args) if arg.rsplit("/", 1)[-1] in _SHELLS), None)
+        if start is None:
+            return []
+        name, args = args[start].rsplit("/", 1)[-1], args[start + 1:]
+    if name == "eval":
         return [" ".join(args)]
+    if name not in _SHELLS:
+        return []
+    options = [arg for arg in args if arg.startswith("-") and not arg.startswith("--")]
+    if any("c" in option for option in options):  # -c, -xc, -ec: the first word that is not an option
+        script = next((arg for arg in args if not arg.startswith("-")), None)
+        return [script] if script is not None else []
+    if any(not arg.startswith("-") for arg in args):
+        return []  # runs a script file
+    fed = [r.target for r in cmd.redirects if r.op in ("<<", "<<<", "<<-")]
     feeder = cmd.stdin_from
-    if cmd.name in _SHELLS and not args and feeder is not None and feeder.name in ("echo", "printf"):
-        return [" ".join(feeder.args)]
-    return []
+    if feeder is not None and feeder.name in ("echo", "printf"):
+        fed.append(" ".join(feeder.args))
+    return fed
 
 
-def _find_deletes(args: Sequence[str]) -> bool:
-    return "-delete" in args or any(flag in ("-exec", "-execdir", "-ok", "-okdir") and index + 1 < len(args)
-                                    and args[index + 1].rsplit("/", 1)[-1] in _DELETERS
-                                    for index, flag in enumerate(args))
+def _find_acts(args: Sequence[str]) -> bool:
+    """Whether ``find`` does something to what it finds (``-delete``, ``-exec``, ``-ok``), not only list it."""
+    return any(arg in ("-delete", "-exec", "-execdir", "-ok", "-okdir") for arg in args)
 
 
 def _directories(targets: Sequence[str], bases: Sequence[Path], policy: Any) -> list[Path]:
@@ -472,31 +492,35 @@ class ToolPolicy:
         from clawcore.security import shell
 
         policy = self._path_policy()
-        script = shell.parse(command, env={"CLAWCORE_HOME": str(policy.home)})
-        commands = list(script.commands)
+        # What the sandbox's shell would see: the working directory, HOME (the sandbox's is the workspace).
+        env = {"CLAWCORE_HOME": str(policy.home), "PWD": str(policy.workspace), "HOME": str(policy.workspace)}
+        commands = list(shell.parse(command, env=env).commands)
         for cmd in commands:  # grows as it goes: substitutions, and text run as shell, are commands too
             commands.extend(c for c in cmd.substitutions if c not in commands)
             if cmd.depth < 3:
                 for text in _shell_text(cmd):
-                    commands.extend(shell.parse(text, env={"CLAWCORE_HOME": str(policy.home)},
-                                                depth=cmd.depth + 1).commands)
-        bases = [policy.workspace]
+                    commands.extend(shell.parse(text, env=env, depth=cmd.depth + 1).commands)
+        known = [policy.workspace]  # the folders the line may be in
+        doubt = False  # and somewhere it cannot be known: the home, for all we know
         for cmd in commands:
             if cmd.name in ("cd", "pushd"):
-                # Where it lands, read from every folder the line may be in by then; the home as well when
-                # that cannot be known (``cd "$DIR"``).
-                landed = _directories([word.text for word in cmd.words[1:]][-1:] or ["~"], bases, policy)
-                bases = list(dict.fromkeys([*bases, *(landed or [policy.home])]))
+                landed = _directories([word.text for word in cmd.words[1:]][-1:] or ["~"], known, policy)
+                known = list(dict.fromkeys([*known, *landed]))
+                doubt = doubt or not landed
+        bases = [*known, policy.home] if doubt else known
         words = [(w.text, reach) for cmd in commands for w, reach in zip(cmd.words, _reach(cmd), strict=True)]
         words += [(r.target, "") for cmd in commands for r in cmd.redirects]
         words += [(value, "") for cmd in commands for value in cmd.assignments.values()]
         # Paths written inside a longer word: absolute ones anywhere, quoted ones in code (``python -c``);
-        # code that names the home itself (``shutil.rmtree("/x/.clawcore")``) is as good as ``rm``.
-        words += [(path, reach or "home") for word, reach in list(words) for path in _EMBEDDED_PATH.findall(word)
-                  if path != word]
-        words += [(path, "home") for word, _ in list(words) for path in _QUOTED_PATH.findall(word) if path != word]
+        # code that deletes or moves what it names (``shutil.rmtree("/x/.clawcore")``) is as good as ``rm``.
+        words += [(path, reach or ("home" if _DESTRUCTIVE_CODE.search(word) else ""))
+                  for word, reach in list(words) for path in _EMBEDDED_PATH.findall(word) if path != word]
+        words += [(path, "home" if _DESTRUCTIVE_CODE.search(word) else "")
+                  for word, _ in list(words) for path in _QUOTED_PATH.findall(word) if path != word]
         for word, reach in dict.fromkeys(w for w in words if w[0].strip(shell.DYNAMIC)):
-            target = policy.runtime_file(word, bases, home_too=bool(reach), holders_too=reach == "holders")
+            # The home as a place the line may be in names the runtime's files, never the home itself.
+            target = policy.runtime_file(word, bases) or (
+                policy.runtime_file(word, known, home_too=True, holders_too=reach == "holders") if reach else None)
             if target is not None:
                 what = "home" if target == str(policy.home) else Path(target).name
                 return [Decision.deny(f"the command names the runtime's own {what} ({target}); "
