@@ -234,7 +234,9 @@ def test_a_reply_carrying_the_canary_locks_the_session_and_is_stored_masked(make
     assert digits not in written.content.lower() and token not in written.content
     assert written.content.startswith("the code is [prism canary]") or "[prism: removed" in written.content
     assert any(k == "prism.canary" for k, _, _ in rt.events)
-    assert rt.hooks.message_sending(Message("assistant", written.content), ctx).action is Action.DENY  # locked
+    sending = rt.hooks.message_sending(Message("assistant", written.content), ctx)
+    assert sending.action is Action.DENY and "ladder.lock" in sending.rules  # locked, and says how to unlock
+    assert any("`clawcore prism unlock s1`" in reason for reason in sending.reasons)
     assert decide(rt, ctx, "memory_search", query="hello") is Action.DENY
 
 

@@ -33,7 +33,17 @@ from clawcore.config import read_config_file
 from clawcore.errors import ClawcoreError
 from clawcore.security.commands import analyze as analyze_command
 from clawcore.security.shell import parse as parse_command
-from clawcore.types import ChatModel, Decision, HookContext, Level, Message, PromptSection, ToolCall, ToolResult, Verdict
+from clawcore.types import (
+    ChatModel,
+    Decision,
+    HookContext,
+    Level,
+    Message,
+    PromptSection,
+    ToolCall,
+    ToolResult,
+    Verdict,
+)
 
 from clawcore_prism.canonical import canonicalise
 from clawcore_prism.classifier import load_classifier
@@ -43,7 +53,7 @@ from clawcore_prism.risk import CANARY_PREFIX, STATE_FILE, RiskState, RiskStore,
 from clawcore_prism.rules import Scope
 from clawcore_prism.settings import PrismSettings
 
-__all__ = ["DRY_RUN_CHANNEL", "NO_SESSION", "Monitor", "SOURCE"]
+__all__ = ["DRY_RUN_CHANNEL", "NO_SESSION", "SOURCE", "Monitor"]
 
 SOURCE = "prism"
 #: How the state of calls made outside any session (``session_id`` "") is named to operators.
@@ -394,11 +404,8 @@ class Monitor:
             if self._leaks(state, context, arguments):
                 return self._exfiltration(state, context, f"tool call {call.name}")
             step = self.store.step(state, self.settings.thresholds)
-            key = risk_key(context.session_id, context.conversation_id)
             if step is Step.LOCK:
-                return Decision.deny(f"session {key or NO_SESSION} is locked by prism; an operator can run "
-                                     f"`clawcore prism unlock {shlex.quote(context.session_id or NO_SESSION)}`",
-                                     rules=("ladder.lock",), source=SOURCE)
+                return self._locked(context)
             if state.credential_read and self._is_egress(call, arguments):
                 context.record("prism.credential_egress", {"tool": call.name, "call_id": call.id})
                 return Decision.deny("network egress after reading credentials in this session",
@@ -426,6 +433,8 @@ class Monitor:
                 context.record("prism.dlp", {"rules": ["dlp.secret"]})
                 return Decision.deny("outbound message contains a credential", rules=("dlp.secret",), source=SOURCE)
             step = self.store.step(state, self.settings.thresholds)
+            if step is Step.LOCK:
+                return self._locked(context)
             if step >= Step.BLOCK:
                 return Decision.deny(f"outbound messages blocked: session risk is at step {step.label}",
                                      rules=("ladder.block",), source=SOURCE)
@@ -478,6 +487,14 @@ class Monitor:
         seen = self._canary_seen.get(key, frozenset()) | found
         _remember(self._canary_seen, key, seen, 1024)
         return len(seen) == len(_digits(token))
+
+    @staticmethod
+    def _locked(context: HookContext) -> Decision:
+        """The answer of a locked session, naming the exact command that unlocks it."""
+        key = risk_key(context.session_id, context.conversation_id)
+        return Decision.deny(f"session {key or NO_SESSION} is locked by prism; an operator can run "
+                             f"`clawcore prism unlock {shlex.quote(context.session_id or NO_SESSION)}`",
+                             rules=("ladder.lock",), source=SOURCE)
 
     def _exfiltration(self, state: RiskState, context: HookContext, where: str) -> Decision:
         context.record("prism.canary", {"where": where})
