@@ -41,7 +41,8 @@ def list_sessions(state: CliState, as_json: bool) -> None:
     from rich.table import Table
 
     table = Table()
-    table.add_column("id", no_wrap=True)
+    # Ids are what other commands take: shown whole, the other columns give way first.
+    table.add_column("id", no_wrap=True, min_width=max(len(info.id) for info in infos))
     for title in ("started", "last activity"):
         table.add_column(title)
     for title in ("messages", "tokens", "compactions"):

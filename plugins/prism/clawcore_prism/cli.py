@@ -66,7 +66,9 @@ def status(ctx: click.Context, session: str | None) -> None:
     if session is not None and not rows:
         raise ClawcoreError(f"no prism state for session {session!r} (it has seen no event, or it ended)")
     table = Table(title="prism sessions")
-    for name in ("session", "risk", "step", "locked", "tainted", "credential read", "events"):
+    # Keys are what `unlock` takes: shown whole, the other columns give way first.
+    table.add_column("session", no_wrap=True, min_width=max([len(row["key"] or NO_SESSION) for row in rows] or [7]))
+    for name in ("risk", "step", "locked", "tainted", "credential read", "events"):
         table.add_column(name)
     for row in rows:
         table.add_row(row["key"] or NO_SESSION, f"{row['risk']:.2f}", row["step"], "yes" if row["locked"] else "",
