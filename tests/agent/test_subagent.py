@@ -40,6 +40,9 @@ def test_a_subagent_runs_its_task_in_a_child_session(clawcore_home: Path, plugin
     parent = SessionStore(clawcore_home).read(session.id).entries
     tool_results = [e for e in parent if e.get("role") == "tool"]
     assert tool_results and tool_results[0]["content"] == "there are 3 notes"
+    # the parent is offered spawn_subagent; the child, which may not use it, is not
+    offered = [[t["function"]["name"] for t in r.body.get("tools", [])] for r in openai_server.requests_to("chat/completions")]
+    assert "spawn_subagent" in offered[0] and "spawn_subagent" not in offered[1]
     runtime.close()
 
 

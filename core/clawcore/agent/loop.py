@@ -29,6 +29,7 @@ import jsonschema
 
 from clawcore.agent.compaction import estimate_tokens, message_tokens, plan_compaction, summarise
 from clawcore.agent.prompt import MEMORY_SECTION, build_system_prompt, sandbox_section, summary_section
+from clawcore.agent.subagent import SPAWN_SUBAGENT, is_subagent
 from clawcore.config import parse_size
 from clawcore.errors import ClawcoreError, PluginError
 from clawcore.memory.flush import MemoryFlush, resolve_timezone, should_run_memory_flush
@@ -202,7 +203,9 @@ class Session:
         self._write(inbound, keep=True)
 
         sections = self._prompt_sections()
-        tools = list(self.runtime.tools.values())
+        # A sub-agent is not offered what it may not use: it cannot start sub-agents of its own.
+        tools = [tool for tool in self.runtime.tools.values()
+                 if not (tool.name == SPAWN_SUBAGENT.name and is_subagent(self.id))]
         calls: list[ToolCall] = []
         input_tokens = output_tokens = 0
         flushes_before, compactions_before = self._flush_total, self.compaction_count
