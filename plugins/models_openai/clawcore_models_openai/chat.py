@@ -114,12 +114,14 @@ class OpenAIChatModel:
         detail = str(getattr(exc, "message", "") or exc).splitlines()[0] if str(exc) else type(exc).__name__
         if self._key:
             detail = detail.replace(self._key, "***")
+        # The same settings serve the agent (models.openai) and PRISM's band (prism.llm.settings).
+        where = "in models.openai, or prism.llm.settings for PRISM's model"
         hint = {
-            "HTTP 401": "check the API key (models.openai.apiKeyEnv / apiKey)",
+            "HTTP 401": f"check the API key (apiKeyEnv / apiKey {where})",
             "HTTP 403": "check the key's permissions",
-            "HTTP 404": f"check models.openai.model ({self.model!r}) and models.openai.baseUrl",
-            "HTTP 429": "rate limited after the retries; wait or raise models.openai.retries",
-            "cannot connect": "is the server running and models.openai.baseUrl right?",
+            "HTTP 404": f"check model ({self.model!r}) and baseUrl {where}",
+            "HTTP 429": f"rate limited after the retries; wait or raise retries {where}",
+            "cannot connect": f"is the server running, and baseUrl right {where}?",
         }.get(what, "check the server")
         return f"model {self.model!r} at {self.base_url}: {what}: {detail[:300]}; {hint}"
 
