@@ -84,12 +84,15 @@ class Detector:
             evidence.extend(OBFUSCATION_WEIGHTS.get(name, 0.1) for name in canonical.obfuscation)
             fired.extend("obfuscation." + name for name in canonical.obfuscation)
         score = combine(evidence)
-        if hits and not flagged and scope == "indirect":
-            lowered = canonical.text
+        if hits and scope == "indirect":
+            # What a rule matched goes too: its line, unless a flagged segment already holds the match.
+            text = canonical.text
             for hit in hits:
-                start = lowered.rfind("\n", 0, hit.start) + 1
-                end = lowered.find("\n", hit.end)
-                flagged.append(lowered[start:end if end >= 0 else len(lowered)].strip())
+                if any(text[hit.start:hit.end] in segment for segment in flagged):
+                    continue
+                start = text.rfind("\n", 0, hit.start) + 1
+                end = text.find("\n", hit.end)
+                flagged.append(text[start:end if end >= 0 else len(text)].strip())
         return Detection(
             score=round(score, 4),
             rules=tuple(dict.fromkeys(fired)),

@@ -331,7 +331,7 @@ class Monitor:
             return None
         redacted = text
         removed = 0
-        for segment in detection.flagged_segments:
+        for segment in sorted(detection.flagged_segments, key=len, reverse=True):  # a line before the parts in it
             if len(segment) >= 8 and segment in redacted:
                 redacted = redacted.replace(segment, _REDACTED)
                 removed += 1
