@@ -96,6 +96,30 @@ def test_fix_permissions(home: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert code == 0
 
 
+def test_public_keys_linked_configs_transcripts_and_every_credential_are_checked(
+        home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with AuditLog(home / "audit" / "audit.jsonl") as log:
+        log.append("ops.note", {})
+    [public] = (home / "audit" / "keys").glob("*.pub")
+    os.chmod(public, 0o646)  # a replaced public key would be trusted by `audit verify`
+    elsewhere = tmp_path / "elsewhere.yaml"  # the config is a link: the file it leads to holds the secrets
+    elsewhere.write_text("auth:\n  password: hunter2-long-pass\nmodels:\n  openai:\n"
+                         "    baseUrl: https://admin:S3cr3tPassw0rd99@llm.example.com/v1\n")
+    os.chmod(elsewhere, 0o644)
+    (home / "clawcore.yaml").symlink_to(elsewhere)
+    (home / "sessions").mkdir(mode=0o700)
+    transcript = home / "sessions" / "s1.jsonl"
+    transcript.write_text("{}\n")
+    os.chmod(transcript, 0o644)
+    _, report = _audit(capsys, home)
+    flagged = {f["path"]: f["severity"] for f in _by_check(report, "permissions")}
+    assert flagged[str(public)] == "critical"
+    assert flagged[str(home / "clawcore.yaml")] == "high" and flagged[str(transcript)] == "high"
+    messages = [f["message"] for f in _by_check(report, "secrets.config")]
+    assert any("auth.password" in m for m in messages) and any("line(s) 5" in m for m in messages)
+    assert "S3cr3tPassw0rd99" not in json.dumps(report)
+
+
 def test_broken_audit_chain_is_critical(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _config(home, {})
     path = home / "audit" / "audit.jsonl"

@@ -138,8 +138,12 @@ def _plain_secrets(config: Config) -> Iterator[_Found]:
         text = config.path.read_text(encoding="utf-8")
     except OSError:
         return
-    lines = {f.line for f in scan_text(text)}
-    if lines and not flagged:
+    # Credentials elsewhere in the file (in a URL, a header), beside those under credential-named keys above.
+    rows = text.splitlines()
+    lines = {f.line for f in scan_text(text)
+             if not (flagged and 0 < f.line <= len(rows)
+                     and is_secret_key(rows[f.line - 1].split(":", 1)[0].strip(" -'\"")))}
+    if lines:
         yield _Found(
             Finding(
                 "secrets.config",
@@ -180,6 +184,8 @@ def _permissions(config: Config, audit_paths: list[Path], key_dir: Path) -> Iter
         if folder.is_dir():
             private_files += [p for p in folder.rglob("*") if p.is_file() and not p.name.endswith(".pub")]
     private_files += [home / ".env", home / "index" / "memory.sqlite"]
+    if (home / "sessions").is_dir():
+        private_files += sorted((home / "sessions").glob("*.jsonl"))  # transcripts hold whole conversations
     seen: set[Path] = set()
     for folder in private_dirs:
         mode = _mode(folder)
@@ -211,8 +217,11 @@ def _permissions(config: Config, audit_paths: list[Path], key_dir: Path) -> Iter
                 _chmod_fix(folder, 0o700),
             )
     for path in private_files:
-        mode = _mode(path)
-        if mode is None or path in seen or stat.S_ISLNK(path.lstat().st_mode):
+        try:  # a link is judged by the file it leads to: that file holds the secret
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except OSError:
+            continue
+        if path in seen:
             continue
         seen.add(path)
         secret = path.parent == key_dir or "credentials" in path.parts or path.name == ".env"
@@ -227,6 +236,16 @@ def _permissions(config: Config, audit_paths: list[Path], key_dir: Path) -> Iter
         yield _Found(
             Finding("permissions", severity, message, "chmod 600", True, str(path)), _chmod_fix(path, 0o600)
         )
+    # Public keys may be read by anyone; a replaced one would be trusted by `audit verify`.
+    for path in sorted(key_dir.glob("*.pub")) if key_dir.is_dir() else []:
+        mode = _mode(path)
+        if mode is not None and mode & 0o022:
+            yield _Found(
+                Finding("permissions", "critical",
+                        f"{path} is writable by group or others (mode {mode:o}): a replaced key would be trusted",
+                        "chmod 644", True, str(path)),
+                _chmod_fix(path, 0o644),
+            )
 
 
 def _set_required(config: Config, name: str) -> Callable[[], str]:
