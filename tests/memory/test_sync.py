@@ -157,3 +157,13 @@ def test_a_byte_order_mark_is_not_text_and_a_missing_extra_path_is_said(tmp_path
     assert any("nowhere does not exist" in w for w in report.warnings)
     [result] = memory.search("plum jam").results
     assert result.snippet.startswith("# BOM note") and memory.get("MEMORY.md", 1, 1) == "# BOM note"
+
+
+def test_a_memory_file_that_does_not_exist_is_said_as_such(workspace: Path, open_mem) -> None:
+    from clawcore.errors import MemoryAccessError
+
+    memory = open_mem(workspace)
+    with pytest.raises(MemoryAccessError, match="there is no memory file 'memory/nope.md'"):
+        memory.get("memory/nope.md")
+    with pytest.raises(MemoryAccessError, match="'notes.txt' is not a memory file"):
+        memory.get("notes.txt")

@@ -693,9 +693,13 @@ class Memory:
             if provider is None:
                 reason = self._choice.reason
             elif not self._matches(meta):
+                # A sync on search would be rebuilding it now; without one it waits for `memory index`.
                 reason = (
                     f"the index is being rebuilt for provider {provider.name!r} ({provider.model}); "
                     "answered by keyword search from the current index meanwhile"
+                ) if self.settings.sync_on_search else (
+                    f"the index was built for another embedding provider than {provider.name!r} "
+                    f"({provider.model}); answered by keyword search until `clawcore memory index` rebuilds it"
                 )
                 warnings.append(reason)
             else:

@@ -226,6 +226,9 @@ def resolve_memory_path(requested: str, files: Iterable[MemoryFile], workspace: 
             outside = True
         if outside:
             raise MemoryAccessError(f"memory path {requested!r} is a symlink that leads out of the workspace; refused")
+    if (cleaned in ROOT_FILES or cleaned.startswith("memory/") and cleaned.lower().endswith(".md")) \
+            and not candidate.exists():
+        raise MemoryAccessError(f"there is no memory file {requested!r}; use memory_search to find one")
     raise MemoryAccessError(
         f"{requested!r} is not a memory file (MEMORY.md, memory/**/*.md or memory.extraPaths); "
         "use memory_search to find one"
