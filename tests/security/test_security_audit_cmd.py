@@ -120,6 +120,13 @@ def test_public_keys_linked_configs_transcripts_and_every_credential_are_checked
     assert "S3cr3tPassw0rd99" not in json.dumps(report)
 
 
+def test_a_policy_group_no_tool_belongs_to_is_reported(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _config(home, {"tools": {"policy": {"profile": "minimal", "deny": ["group:runtim", "group:runtime"]}}})
+    _, report = _audit(capsys, home)
+    [typo] = [f for f in _by_check(report, "tools.policy") if "group:runtim," in f["message"]]
+    assert typo["severity"] == "high" and "group:runtime" in typo["fix"]
+
+
 def test_broken_audit_chain_is_critical(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _config(home, {})
     path = home / "audit" / "audit.jsonl"

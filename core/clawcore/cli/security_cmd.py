@@ -459,10 +459,22 @@ def _tool_policy(state: CliState) -> Iterator[_Found]:
     from clawcore.runtime import Runtime
     from clawcore.types import Action, ToolCall
 
+    from clawcore.security.policy import GROUPS
+
     with Runtime(state.home, plugin_manager=state.plugin_manager) as runtime:
         decision = runtime.hooks.decide_tool_call(
             ToolCall("bash", {"command": "ls"}, "security-audit"), runtime.context("security-audit")
         )
+        known = set(GROUPS) | {group for tool in runtime.tools.values() for group in tool.groups}
+        section = runtime.config.section("tools.policy")
+    # A group no tool belongs to matches nothing: a typo in deny or confirm quietly lets everything through.
+    for action in ("deny", "confirm", "allow"):
+        for pattern in section.get(action, ()) or ():
+            if isinstance(pattern, str) and pattern.startswith("group:") and pattern[6:] not in known:
+                yield _Found(Finding(
+                    "tools.policy", "high" if action != "allow" else "low",
+                    f"tools.policy.{action} names {pattern}, which no tool belongs to, so it matches nothing",
+                    f"use one of {', '.join('group:' + g for g in sorted(known))}"))
     if decision.action is Action.ALLOW:
         yield _Found(
             Finding(
