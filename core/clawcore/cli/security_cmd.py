@@ -457,9 +457,8 @@ def _audit_log(config: Config) -> Iterator[_Found]:
 
 def _tool_policy(state: CliState) -> Iterator[_Found]:
     from clawcore.runtime import Runtime
-    from clawcore.types import Action, ToolCall
-
     from clawcore.security.policy import GROUPS
+    from clawcore.types import Action, ToolCall
 
     with Runtime(state.home, plugin_manager=state.plugin_manager) as runtime:
         decision = runtime.hooks.decide_tool_call(
