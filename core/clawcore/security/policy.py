@@ -30,6 +30,7 @@ from clawcore.config import Config
 from clawcore.errors import ConfigError
 from clawcore.hooks import strictest
 from clawcore.security.commands import analyze
+from clawcore.security.shell_vocabulary import SHELLS, WRAPPERS
 from clawcore.types import Action, Decision, ToolCall
 
 __all__ = ["GROUPS", "PROFILES", "ArgumentRule", "ToolPolicy"]
@@ -200,24 +201,18 @@ def _reach(cmd: Any) -> list[str]:
     return ["home" if cmd.name in _MOVERS | _WRITERS | _RECURSIVE else ""] * count
 
 
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"})
-#: Commands that run the command in their arguments (``env bash -c``, ``timeout 5 sh -c``, ``xargs bash -c``).
-_RUNNERS = frozenset({"env", "timeout", "nice", "nohup", "stdbuf", "ionice", "time", "command", "exec", "xargs",
-                      "setsid", "chronic", "flock", "sudo", "doas"})
-
-
 def _shell_text(cmd: Any) -> list[str]:
     """Text ``cmd`` runs as shell: ``bash -c TEXT`` (``-xc`` and runners like ``env`` included), ``eval TEXT``,
     ``echo TEXT | sh``, ``sh <<EOF`` and ``sh <<< TEXT``."""
     name, args = cmd.name, list(cmd.args)
-    if name in _RUNNERS:  # the first argument that is a shell starts the command that runs
-        start = next((i for i, arg in enumerate(args) if arg.rsplit("/", 1)[-1] in _SHELLS), None)
+    if name in WRAPPERS:  # env, timeout, xargs …: the first argument that is a shell starts what runs
+        start = next((i for i, arg in enumerate(args) if arg.rsplit("/", 1)[-1] in SHELLS), None)
         if start is None:
             return []
         name, args = args[start].rsplit("/", 1)[-1], args[start + 1:]
     if name == "eval":
         return [" ".join(args)]
-    if name not in _SHELLS:
+    if name not in SHELLS:
         return []
     options = [arg for arg in args if arg.startswith("-") and not arg.startswith("--")]
     if any("c" in option for option in options):  # -c, -xc, -ec: the first word that is not an option
@@ -483,11 +478,10 @@ class ToolPolicy:
 
         The file tools refuse them by path; a shell reaches them by any spelling (``../clawcore.yaml``
         from the workspace, ``sed -i`` on the config, ``mv`` of the audit folder, a path inside a
-        ``python -c`` string), so every word of the line — arguments, redirect targets, assigned values,
-        and absolute paths written inside them — is resolved as a path and checked: from the workspace,
-        and when the line changes directory, from the home and from each folder it changes to. Commands
-        that move or delete (``rm``, ``mv``, ``find -delete`` …) may not name the home or a folder that
-        holds it either.
+        ``python -c`` string), so every word of the line — and of text it runs as shell — is resolved as
+        a path and checked: arguments, redirect targets, assigned values, paths written inside them; from
+        the workspace and each folder the line changes to (the home too when that cannot be known). What
+        moves, deletes or writes into what it names may not name the home either (see :func:`_reach`).
         """
         from clawcore.security import shell
 
