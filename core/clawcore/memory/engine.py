@@ -31,7 +31,7 @@ from clawcore.memory.locking import IndexLock
 from clawcore.memory.ranking import Candidate, cosine_from_l2, fuse, rank, snippet_for
 from clawcore.memory.results import SearchResponse, SearchResult, SyncReport
 from clawcore.memory.settings import MemorySettings
-from clawcore.memory.sources import MemoryFile, discover, listing, resolve_memory_path
+from clawcore.memory.sources import MemoryFile, discover, extra_path, listing, resolve_memory_path
 from clawcore.memory.store import DATABASE_ERRORS, SCHEMA_VERSION, Store, connect, pack, unpack
 from clawcore.types import EmbeddingProvider
 
@@ -321,8 +321,7 @@ class Memory:
         unreadable: list[str] = []
         files = discover(self.workspace, self.settings.extra_paths, unreadable)
         for entry in self.settings.extra_paths:
-            extra = Path(os.path.expanduser(entry))
-            if not (extra if extra.is_absolute() else self.workspace / extra).exists():
+            if not extra_path(self.workspace, entry).exists():
                 self._warn(f"memory.extraPaths entry {entry} does not exist; nothing is indexed from it")
         self._unreadable = tuple(unreadable)
         self._discovered = (fingerprint, files) if fingerprint is not None and not unreadable else None

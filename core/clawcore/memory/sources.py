@@ -19,7 +19,7 @@ from pathlib import Path
 
 from clawcore.errors import MemoryAccessError
 
-__all__ = ["MemoryFile", "discover", "listing", "note_date", "resolve_memory_path", "source_weight"]
+__all__ = ["MemoryFile", "discover", "extra_path", "listing", "note_date", "resolve_memory_path", "source_weight"]
 
 ROOT_FILES = ("MEMORY.md", "memory.md")
 _DATED = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
@@ -125,8 +125,7 @@ def discover(workspace: Path, extra_paths: Iterable[str] = (), unreadable: list[
         for path, label, real in _walk_markdown(workspace / "memory", "memory", unreadable):
             consider(path, "daily", False, label, real)
     for entry in extra_paths:
-        extra = Path(os.path.expanduser(entry))
-        extra = extra if extra.is_absolute() else workspace / extra
+        extra = extra_path(workspace, entry)
         if extra.is_dir():
             for path, label, real in _walk_markdown(extra, _label(extra, workspace), unreadable):
                 consider(path, "extra", True, label, real)
@@ -158,6 +157,12 @@ def _names_under(folder: str, into: list[object]) -> bool:
     return True
 
 
+def extra_path(workspace: Path, entry: str) -> Path:
+    """Where a ``memory.extraPaths`` entry points: ``~`` expanded, relative to the workspace."""
+    extra = Path(os.path.expanduser(entry))
+    return extra if extra.is_absolute() else workspace / extra
+
+
 def listing(workspace: Path, extra_paths: Iterable[str] = ()) -> tuple[object, ...] | None:
     """A fingerprint of everything :func:`discover` decides by: the names (and kinds)
     of the entries it walks and where the folders really are. Equal fingerprints
@@ -179,8 +184,7 @@ def listing(workspace: Path, extra_paths: Iterable[str] = ()) -> tuple[object, .
         parts.append(type(exc).__name__)
     folders = [workspace / "memory"]
     for entry in extra_paths:
-        extra = Path(os.path.expanduser(entry))
-        extra = extra if extra.is_absolute() else workspace / extra
+        extra = extra_path(workspace, entry)
         if os.path.islink(extra) and not extra.is_dir():
             return None
         parts.append((str(extra), extra.is_dir(), extra.is_file()))
