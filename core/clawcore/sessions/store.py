@@ -108,8 +108,11 @@ class SessionStore:
         """
         path = self.path(session_id)
         if not path.is_file():
-            raise SessionNotFound(f"no session {session_id!r} in {self.root}; see `clawcore sessions list`")
+            raise self._not_found(session_id)
         return Transcript(path)
+
+    def _not_found(self, session_id: str) -> SessionNotFound:
+        return SessionNotFound(f"no session {session_id!r} in {self.root}; see `clawcore sessions list`")
 
     def claim(self, session_id: str) -> int:
         """Hold ``session_id`` for one writer: an exclusive ``flock`` on its transcript, until the returned
@@ -124,7 +127,7 @@ class SessionStore:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         except OSError:
-            raise SessionNotFound(f"no session {session_id!r} in {self.root}; see `clawcore sessions list`") from None
+            raise self._not_found(session_id) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
