@@ -1,4 +1,4 @@
-"""The ``models.openai`` defaults, apart from the model so that reading them imports no SDK."""
+"""The ``models.openai`` defaults, kept out of the chat model's module so that reading them imports no SDK."""
 
 from __future__ import annotations
 
