@@ -96,6 +96,23 @@ def test_fix_permissions(home: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert code == 0
 
 
+def test_a_home_clawcore_creates_passes_its_own_permission_checks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CLAWCORE_GATEWAY_TOKEN", "x" * 40)
+    home = tmp_path / "new" / "home"
+    old = os.umask(0o022)  # the usual umask, whatever the test runner's
+    try:
+        assert main(["--home", str(home), "memory", "index"]) == 0
+        assert main(["--home", str(home), "audit", "record", "ops.note"]) == 0
+        capsys.readouterr()
+        assert stat.S_IMODE(home.stat().st_mode) == 0o700
+        assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o700
+        _, report = _audit(capsys, home)
+    finally:
+        os.umask(old)
+    assert not _by_check(report, "permissions"), report
+
+
 def test_public_keys_linked_configs_transcripts_and_every_credential_are_checked(
         home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with AuditLog(home / "audit" / "audit.jsonl") as log:

@@ -24,6 +24,7 @@ import jsonschema
 
 from clawcore.config import parse_duration, parse_size
 from clawcore.errors import ClawcoreError
+from clawcore.folders import make_folder
 from clawcore.types import Tool, ToolResult
 
 __all__ = ["BASH", "EDIT_FILE", "READ_FILE", "WEB_FETCH", "WRITE_FILE", "builtin_tools"]
@@ -198,7 +199,7 @@ def _bash(arguments: Mapping[str, Any], context: Any) -> ToolResult:
         config = context.runtime.config
         timeout = float(args.get("timeout") or parse_duration(config.get("sandbox.timeout", "30s")))
         workspace = context.workspace
-        workspace.mkdir(parents=True, exist_ok=True)
+        make_folder(workspace, 0o777)
         result = context.sandbox.run(args["command"], cwd=workspace, timeout_s=timeout)
     except ClawcoreError as exc:
         return _error(str(exc))

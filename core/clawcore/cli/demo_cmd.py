@@ -12,6 +12,7 @@ import datetime as dt
 import click
 
 from clawcore.cli.state import CliState
+from clawcore.folders import make_folder
 
 SAMPLE_MEMORY = """\
 # Persistent memory
@@ -43,7 +44,7 @@ def command(state: CliState, query: str) -> None:
     """Create a sample workspace, index it, search it, and try two tool calls."""
     runtime = state.runtime()
     workspace = runtime.workspace
-    (workspace / "memory").mkdir(parents=True, exist_ok=True)
+    make_folder(workspace / "memory", 0o777)
     today = dt.date.today().isoformat()
     for path, text in (
         (workspace / "MEMORY.md", SAMPLE_MEMORY),

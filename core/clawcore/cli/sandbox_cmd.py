@@ -8,6 +8,7 @@ import sys
 import click
 
 from clawcore.cli.state import CliState
+from clawcore.folders import make_folder
 from clawcore.types import Action, Decision, ToolCall
 
 
@@ -48,7 +49,7 @@ def run(state: CliState, backend_name: str | None, timeout_s: float | None, word
         raise click.exceptions.Exit(126)
     backend = runtime.make_sandbox(backend_name, session_id="cli-sandbox") if backend_name else runtime.sandbox
     workspace = runtime.workspace
-    workspace.mkdir(parents=True, exist_ok=True)
+    make_folder(workspace, 0o777)
     timeout = timeout_s if timeout_s is not None else parse_duration(runtime.config.get("sandbox.timeout", "30s"))
     try:
         result = backend.run(line, cwd=workspace, timeout_s=timeout)

@@ -24,6 +24,7 @@ import yaml
 from clawcore.cli.state import CliState
 from clawcore.config import Config, load_config
 from clawcore.errors import ClawcoreError
+from clawcore.folders import make_folder
 
 __all__ = ["Finding", "command", "run_checks"]
 
@@ -263,7 +264,7 @@ def _set_required(config: Config, name: str) -> Callable[[], str]:
             backup = path.with_name(path.name + ".bak")
             shutil.copy2(path, backup)
             note = f"; the previous file is {backup.name} (comments are not kept)"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             yaml.safe_dump(raw, handle, sort_keys=False, default_flow_style=False)

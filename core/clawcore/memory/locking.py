@@ -13,6 +13,7 @@ from types import TracebackType
 from typing import Self
 
 from clawcore.errors import ClawcoreError, MemoryAccessError
+from clawcore.folders import make_folder
 
 __all__ = ["IndexLock", "LockTimeout"]
 
@@ -60,7 +61,7 @@ class IndexLock:
 
     def _open(self) -> int:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_folder(self.path.parent)
             return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             problem = exc

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from clawcore.folders import make_folder
 from clawcore.memory.fts import TOKENIZER, fts_text
 
 __all__ = ["DATABASE_ERRORS", "SCHEMA_VERSION", "Store", "connect", "pack", "unpack"]
@@ -220,7 +221,7 @@ def connect(path: Path, *, busy_timeout_s: float = 30.0) -> Store:
 
     :raises sqlite3.DatabaseError: (or the driver's equivalent) when the file is not a usable database.
     """
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_folder(path.parent)
     # Created private before SQLite opens it (its -wal and -shm files take its mode): the index holds
     # the text of every memory file.
     with contextlib.suppress(FileExistsError):

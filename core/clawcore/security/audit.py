@@ -47,6 +47,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from clawcore.errors import ClawcoreError
+from clawcore.folders import make_folder
 
 __all__ = [
     "AuditError",
@@ -287,7 +288,7 @@ class KeyStore:
         return self.folder / "hmac.json"
 
     def _ensure_folder(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_folder(self.folder)
 
     def signing_key(self, *, create: bool = True, keep_public: bool = True) -> Ed25519PrivateKey:
         """The current private key, generated on first use; ``keep_public`` files its public key too."""
@@ -576,7 +577,7 @@ class AuditLog:
     def _open(self) -> int:
         if self._fd is None:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                make_folder(self.path.parent)
                 self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
             except OSError as exc:
                 raise AuditError(f"cannot open the audit log {self.path}: {exc}") from exc

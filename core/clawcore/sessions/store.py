@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from clawcore.errors import ClawcoreError
+from clawcore.folders import make_folder
 from clawcore.sessions.history import SessionHistory
 from clawcore.sessions.transcript import Transcript, TranscriptRead
 
@@ -95,7 +96,7 @@ class SessionStore:
         path = self.path(session_id)
         if path.exists():
             raise ClawcoreError(f"session {session_id!r} exists already; open it instead")
-        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_folder(self.root)
         transcript = Transcript(path)
         transcript.append({"type": "session", "version": 1, "id": session_id, "channel": channel,
                            **dict(header or {})})

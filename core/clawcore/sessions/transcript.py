@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from clawcore.errors import ClawcoreError
+from clawcore.folders import make_folder
 from clawcore.types import Message, ToolCall
 
 __all__ = ["Transcript", "TranscriptRead", "message_from_entry", "message_to_entry"]
@@ -60,7 +61,7 @@ class Transcript:
             if self._ends_without_newline():
                 data = b"\n" + data
             self._checked_tail = True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(self.path.parent)
         try:
             # O_NOFOLLOW: a transcript that is a symbolic link would carry the conversation out of the folder.
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from clawcore.folders import make_folder
 from clawcore.types import ProviderUnavailable
 
 from clawcore_embeddings_local.catalogue import CATALOGUE, HubSource, ModelSpec
@@ -163,7 +164,7 @@ def fetch(spec: ModelSpec, home: Path) -> Path:
     target = _cache_folder(spec, home)
     if target.exists():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(target.parent)
     staging = Path(tempfile.mkdtemp(prefix=".fetch-", dir=target.parent))
     try:
         for name, expected in ((hub.onnx_file, hub.onnx_sha256), (hub.tokenizer_file, hub.tokenizer_sha256)):

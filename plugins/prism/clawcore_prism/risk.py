@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from clawcore.errors import ClawcoreError
+from clawcore.folders import make_folder
 
 from clawcore_prism.settings import Thresholds
 
@@ -157,7 +158,7 @@ class RiskStore:
             return self._db
         if not create and not self.path.exists() and not (self.path.parent / LEGACY_FILE).exists():
             return None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(self.path.parent)
         # Created 0600 before SQLite opens it: its -wal and -shm files take that mode (canaries are secrets).
         os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
         db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
