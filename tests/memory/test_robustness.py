@@ -395,6 +395,21 @@ def test_a_read_only_index_is_one_line_naming_the_files_and_works_again_once_wri
 
 
 @pytest.mark.skipif(os.geteuid() == 0 and not shutil.which("setpriv"), reason="needs setpriv to drop root")
+def test_a_read_only_home_without_an_index_still_reads_memory_files(shared_home: Path) -> None:
+    shared_home.chmod(0o555)
+    try:
+        read = _as_another_user(shared_home, "memory", "get", "MEMORY.md")
+        assert read.returncode == 0 and read.stdout == "apple\n", read.stderr
+        searched = _as_another_user(shared_home, "memory", "search", "apple")
+    finally:
+        shared_home.chmod(0o755)
+    assert searched.returncode == 1 and "Traceback" not in searched.stderr
+    [line] = searched.stderr.splitlines()
+    assert "cannot open the memory index" in line and "check that its folder is writable" in line
+    assert not (shared_home / "index").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and not shutil.which("setpriv"), reason="needs setpriv to drop root")
 def test_a_workspace_that_cannot_be_entered_keeps_the_index(shared_home: Path) -> None:
     assert _as_another_user(shared_home, "memory", "index").returncode == 0
     (shared_home / "workspace").chmod(0)

@@ -109,7 +109,13 @@ class Memory:
         self._restore = False
         if self._choice.degraded:
             self._warn(self._choice.reason + "; searching by keyword until a provider works")
-        self._open()
+        try:
+            self._open()
+        except MemoryAccessError:
+            if os.path.lexists(self.index_path):
+                raise
+            # No index yet, and none can be made here (a read-only home): reading memory files
+            # still works; search, sync and status raise this again when they need the index.
 
     # -- lifecycle -------------------------------------------------------------
 
