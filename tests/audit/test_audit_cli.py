@@ -64,6 +64,9 @@ def test_a_credential_in_the_kind_or_session_is_redacted(home: Path, capsys: pyt
     [
         (["record", "x.y", "--data", "{nope"], "--data is not JSON"),
         (["record", "x.y", "--data", "[1]"], "must be a JSON object"),
+        (["record", "x.y", "--data", '{"n": NaN}'], "NaN is not a JSON number"),
+        (["record", "x.y", "--data", '{"a": {"n": -Infinity}}'], "-Infinity is not a JSON number"),
+        (["record", "x.y", "--data", '{"to": "ops", "to": "all"}'], "the key 'to' is given twice"),
         (["record", "audit.key_rotated"], "not allowed"),
     ],
 )
@@ -75,6 +78,16 @@ def test_record_rejects_bad_input(
     assert not (home / "audit" / "audit.jsonl").exists() or not list(
         read_records(home / "audit" / "audit.jsonl")
     )
+
+
+def test_record_with_the_audit_plugin_disabled_says_so(
+        home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAWCORE_DISABLE_PLUGINS", "audit")
+    (home / "clawcore.yaml").unlink()  # its audit section has no schema without the plugin
+    code, _, err = _run(capsys, home, "record", "ops.note")
+    assert code == 1, err
+    assert err.strip() == ("error: the audit plugin is disabled (plugins.disable or CLAWCORE_DISABLE_PLUGINS); "
+                           "nothing would be written")
 
 
 def test_verify_reports_tampering_with_exit_1(home: Path, capsys: pytest.CaptureFixture[str]) -> None:

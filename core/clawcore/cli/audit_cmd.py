@@ -221,6 +221,18 @@ def show(
     _emit((r for r in read_records(settings.path) if wanted(r)), as_json)
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        twice = next(key for key in keys if keys.count(key) > 1)
+        raise ValueError(f"the key {twice!r} is given twice")
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 @command.command("record")
 @click.argument("kind")
 @click.option("--data", "data_json", default="{}", help="The payload as a JSON object.")
@@ -229,7 +241,7 @@ def show(
 def record(state: CliState, kind: str, data_json: str, session: str) -> None:
     """Add a record to the chain (secrets in the payload are redacted like every event)."""
     try:
-        data = json.loads(data_json)
+        data = json.loads(data_json, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except ValueError as exc:
         raise AuditError(f"--data is not JSON: {exc}") from None
     if not isinstance(data, dict):
@@ -237,6 +249,9 @@ def record(state: CliState, kind: str, data_json: str, session: str) -> None:
     settings = _settings(state)
     if not settings.enabled:
         raise AuditError("audit.enabled is false in the config; nothing would be written")
+    if state.runtime().pm.get_plugin("audit") is None:
+        raise AuditError("the audit plugin is disabled (plugins.disable or CLAWCORE_DISABLE_PLUGINS); "
+                         "nothing would be written")
     from clawcore.security.audit import RESERVED_PREFIX
 
     if kind.startswith(RESERVED_PREFIX) or not kind.strip():
