@@ -303,21 +303,21 @@ class Runtime:
             "source": decision.source,
         }
         if decision.action is Action.CONFIRM:
+            answer = False
             if self.confirm is None:
-                answer = False
-                record["confirmation"] = "no handler (non-interactive): denied"
+                why = record["confirmation"] = "no one can confirm here (non-interactive)"
             else:
                 try:
                     answer = bool(self.confirm(call, decision))
-                except Exception as exc:  # a broken prompt is a no
-                    answer = False
+                    why = record["confirmation"] = "approved" if answer else "refused"
+                except Exception as exc:  # a broken prompt (end of input, no terminal) is a no
+                    why = record["confirmation"] = "not answered"
                     record["confirmation_error"] = f"{type(exc).__name__}: {exc}"
-                record["confirmation"] = "approved" if answer else "refused"
             if answer:
                 final = Decision(Action.ALLOW, decision.reasons, decision.rules, decision.source)
             else:
-                why = "no one can confirm here (non-interactive)" if self.confirm is None else "confirmation refused"
-                final = Decision(Action.DENY, (*decision.reasons, why), decision.rules, decision.source)
+                final = Decision(Action.DENY, (*decision.reasons, f"confirmation: {why}"), decision.rules,
+                                 decision.source)
         else:
             final = decision
         record["final"] = final.action.value

@@ -78,7 +78,9 @@ def test_confirm_without_handler_means_deny(wired) -> None:
     assert result.is_error and "needs a human" in result.content
     assert tool.calls == []
     decision = next(e for e in sink.events if e.kind == "tool.decision")
-    assert decision.data["confirmation"].startswith("no handler") and decision.data["final"] == "deny"
+    assert decision.data["confirmation"] == "no one can confirm here (non-interactive)"
+    assert decision.data["final"] == "deny"
+    assert "confirmation: no one can confirm here" in result.content
 
 
 @pytest.mark.parametrize("answer, runs", [(True, True), (False, False)])
@@ -114,8 +116,12 @@ def test_a_raising_confirmation_handler_is_a_no(wired) -> None:
     def broken(call, decision):
         raise EOFError("no terminal")
 
-    assert make(confirm=broken).call_tool("echo_test", {}).is_error
+    result = make(confirm=broken).call_tool("echo_test", {})
+    assert result.is_error and "confirmation: not answered" in result.content
     assert tool.calls == []
+    decision = next(e for e in sink.events if e.kind == "tool.decision")
+    assert decision.data["confirmation"] == "not answered" and decision.data["final"] == "deny"
+    assert decision.data["confirmation_error"] == "EOFError: no terminal"
 
 
 def test_a_plugin_raising_in_before_tool_call_denies_and_is_audited(wired) -> None:
