@@ -170,9 +170,14 @@ def test_torn_audit_log_is_high_and_repairable(home: Path, capsys: pytest.Captur
 
 
 def test_bash_without_confirmation(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _config(home, {"tools": {"policy": {"allow": ["bash"]}}})
+    _config(home, {"tools": {"policy": {"profile": "coding"}}})
     _, report = _audit(capsys, home)
-    assert _by_check(report, "tools.policy")
+    [finding] = _by_check(report, "tools.policy")
+    assert finding["severity"] == "medium" and "checked and sandboxed" in finding["message"]
+    _config(home, {"tools": {"policy": {"allow": ["bash"]}}, "sandbox": {"isolation": "none"}})
+    _, report = _audit(capsys, home)
+    [finding] = _by_check(report, "tools.policy")
+    assert finding["severity"] == "high" and "unisolated" in finding["message"]
     _config(home, {})
     _, report = _audit(capsys, home)
     assert not _by_check(report, "tools.policy")

@@ -476,12 +476,18 @@ def _tool_policy(state: CliState) -> Iterator[_Found]:
                     f"tools.policy.{action} names {pattern}, which no tool belongs to, so it matches nothing",
                     f"use one of {', '.join('group:' + g for g in sorted(known))}"))
     if decision.action is Action.ALLOW:
+        # A coding agent runs its shell unasked on purpose; that is a choice to note, and a danger
+        # only when nothing isolates the commands either.
+        isolated = runtime.config.get("sandbox.isolation", "auto") != "none"
         yield _Found(
             Finding(
                 "tools.policy",
-                "high",
-                "the tool policy runs bash without confirmation (checked with `ls`)",
-                "add group:runtime to tools.policy.confirm (and take bash out of tools.policy.allow)",
+                "medium" if isolated else "high",
+                "the tool policy runs bash without confirmation (checked with `ls`): commands are checked "
+                + ("and sandboxed" if isolated else "but run unisolated on the host")
+                + ", and no person sees them first",
+                "if that is not intended, add group:runtime to tools.policy.confirm "
+                "(and take bash out of tools.policy.allow)",
             )
         )
 
