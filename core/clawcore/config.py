@@ -321,23 +321,37 @@ def load_config(
 def validate(data: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
     """Every problem with ``data``, one line each, sorted by key path."""
     validator = _Validator(schema, format_checker=_format_checker)
-    lines: list[str] = [f"{where}: .nan is not a number" for where in _not_a_number(data, ())]
+    lines: list[str] = []
+    for path, value in _leaves(data):
+        # NaN (YAML ``.nan``): JSON Schema counts it a number, and every comparison with it is false,
+        # so a threshold of NaN would never be reached.
+        if isinstance(value, float) and math.isnan(value):
+            lines.append(f"{_key_path(iter(path))}: .nan is not a number")
+        elif isinstance(value, str) and (placeholder := _PLACEHOLDER.fullmatch(value.strip())):
+            # Named, not quoted: a default after ``:-`` may be the secret itself.
+            lines.append(f"{_key_path(iter(path))}: ${{{placeholder['name']}}} would be used as written: the config expands no "
+                         "environment variables; for a secret, leave it out and set the variable its setting "
+                         "reads (apiKeyEnv, CLAWCORE_GATEWAY_TOKEN)")
     for error in validator.iter_errors(data):
         lines.extend(_describe(error))
     return sorted(dict.fromkeys(lines))
 
 
-def _not_a_number(value: Any, path: tuple[Any, ...]) -> Iterator[str]:
-    """Key paths holding NaN (YAML ``.nan``): JSON Schema counts it a number, and every comparison with it
-    is false, so a threshold of NaN would never be reached."""
-    if isinstance(value, float) and math.isnan(value):
-        yield _key_path(iter(path))
-    elif isinstance(value, Mapping):
+#: A shell-style ``${NAME}`` (or ``${NAME:-default}``) written to be expanded, which the config does
+#: not do: an API key would be sent as the text ``${OPENAI_API_KEY}``.
+_PLACEHOLDER = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::?-[^}]*)?\}")
+
+
+def _leaves(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every value that is not a mapping or a list, with its key path."""
+    if isinstance(value, Mapping):
         for key, item in value.items():
-            yield from _not_a_number(item, (*path, key))
+            yield from _leaves(item, (*path, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _not_a_number(item, (*path, index))
+            yield from _leaves(item, (*path, index))
+    else:
+        yield path, value
 
 
 def _key_path(parts: Iterator[Any] | Any) -> str:
