@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ConfirmHandler", "Runtime", "ToolContext"]
 
-#: Asked when a decision is ``confirm``: return True to run the call.
+#: Asked when a decision is ``confirm``: return True to run the call. Anything else is a no,
+#: so a handler that returns the raw answer (``"n"``) cannot approve by being truthy.
 ConfirmHandler = Callable[[ToolCall, Decision], bool]
 
 
@@ -308,7 +309,7 @@ class Runtime:
                 why = record["confirmation"] = "no one can confirm here (non-interactive)"
             else:
                 try:
-                    answer = bool(self.confirm(call, decision))
+                    answer = self.confirm(call, decision) is True
                     why = record["confirmation"] = "approved" if answer else "refused"
                 except Exception as exc:  # a broken prompt (end of input, no terminal) is a no
                     why = record["confirmation"] = "not answered"

@@ -103,6 +103,22 @@ def test_confirmation_handler_decides(wired, answer, runs) -> None:
     assert decision.data["confirmation"] == ("approved" if answer else "refused")
 
 
+@pytest.mark.parametrize("answer", ["n", "no", 1, [True]])
+def test_only_true_approves(wired, answer) -> None:
+    make, sink, tool, register_plugin = wired
+
+    class Confirm:
+        @hookimpl
+        def decide_tool_call(self, call, context):
+            return Decision.confirm("writes need confirmation")
+
+    register_plugin(Confirm(), "confirm")
+    result = make(confirm=lambda call, decision: answer).call_tool("echo_test", {"text": "x"})
+    assert result.is_error and tool.calls == []
+    decision = next(e for e in sink.events if e.kind == "tool.decision")
+    assert decision.data["confirmation"] == "refused"
+
+
 def test_a_raising_confirmation_handler_is_a_no(wired) -> None:
     make, sink, tool, register_plugin = wired
 
