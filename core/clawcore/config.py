@@ -244,7 +244,39 @@ def read_config_file(path: Path) -> dict[str, Any]:
             f"the top level must be a mapping of sections, not {_type_name(data)}",
             path=str(path),
         )
+    if problem := _alias_problem(data):
+        raise ConfigError(f"invalid YAML: {problem}", path=str(path))
     return data
+
+
+#: Values a config may expand to through aliases; a real one has a few hundred.
+_MAX_VALUES = 100_000
+
+
+def _alias_problem(data: Any) -> str | None:
+    """Aliases that make the config endless (``x: &a [*a]``) or explode it (nested ``*a`` lists)."""
+    count = 0
+    open_now: set[int] = set()
+
+    def walk(value: Any) -> str | None:
+        nonlocal count
+        count += 1
+        if count > _MAX_VALUES:
+            return f"aliases expand it to more than {_MAX_VALUES} values"
+        if not isinstance(value, dict | list):
+            return None
+        if id(value) in open_now:
+            return "an alias refers to a value that contains it (a recursive alias)"
+        open_now.add(id(value))
+        try:
+            for item in value.values() if isinstance(value, dict) else value:
+                if problem := walk(item):
+                    return problem
+        finally:
+            open_now.discard(id(value))
+        return None
+
+    return walk(data)
 
 
 def build_schema(pm: pluggy.PluginManager | None) -> dict[str, Any]:

@@ -206,8 +206,10 @@ def _load_entrypoints(pm: pluggy.PluginManager, settings: PluginSettings) -> Non
         except Exception as exc:  # an optional plugin may be broken; decide per plugin
             with contextlib.suppress(ValueError):
                 pm.unregister(name=ep.name)
-            first_line = (str(exc).splitlines() or [""])[0]
-            message = f"plugin {ep.name!r} ({_dist_label(ep)}) {step}: {type(exc).__name__}: {first_line}"
+            # pluggy puts the reason on later lines ("Argument(s) {'extra'} are declared in the hookimpl
+            # but can not be found in the hookspec"): fold them into the one line.
+            reason = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+            message = f"plugin {ep.name!r} ({_dist_label(ep)}) {step}: {type(exc).__name__}: {reason}"
             if ep.name in settings.required:
                 raise PluginError(message + "; it is required, so start-up stops") from exc
             warnings.warn(message + "; skipped", RuntimeWarning, stacklevel=3)
