@@ -4,6 +4,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 from clawcore import hookimpl
 from clawcore.errors import ConfigError, MemoryAccessError
@@ -130,6 +131,48 @@ def test_provider_failing_during_sync_keeps_keyword_search_and_heals(workspace: 
     assert healed.embedded == healed.chunks
     assert memory.status()["vectors"] == "complete"
     assert memory.search("kayak").mode == "hybrid"
+
+
+class _NaNProvider(HashEmbeddingProvider):
+    """Returns a NaN in every vector while ``broken``: a buggy third-party model."""
+
+    broken = True
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors = super().embed(texts)
+        if self.broken:
+            for vector in vectors:
+                vector[0] = float("nan")
+        return vectors
+
+
+def test_non_finite_vectors_are_refused_and_never_cached(workspace: Path, open_mem, register_plugin) -> None:
+    provider = _NaNProvider(name="flaky")
+    register_plugin(_FlakyPlugin(provider))
+    memory = open_mem(workspace, provider="flaky")
+    report = memory.sync()
+    assert report.embedded == 0
+    assert any("returned a vector with NaN or infinite values" in w for w in report.warnings)
+    assert memory.search("kayak lake").results[0].path == "memory/2024-05-02.md"  # by keyword
+    provider.broken = False
+    healed = memory.sync(force=True)
+    assert healed.embedded == healed.chunks  # nothing bad came back from the cache
+    response = memory.search("kayak lake")
+    assert response.mode == "hybrid" and response.results[0].path == "memory/2024-05-02.md"
+
+
+def test_a_nan_vector_already_in_an_index_is_skipped(workspace: Path, open_mem, tmp_path: Path) -> None:
+    """Written by a version that did not check vectors: search ranks around it."""
+    memory = open_mem(workspace)
+    memory.sync()
+    store = memory.store
+    nan = np.full(memory.provider.dims, np.nan, dtype=np.float32).tobytes()
+    store.conn.execute("UPDATE embedding_cache SET vector = ?", (nan,))
+    if store.has_table("chunks_vec"):
+        store.conn.execute("UPDATE chunks_vec SET embedding = ? WHERE rowid = (SELECT min(rowid) FROM chunks_vec)",
+                           (nan,))
+    response = memory.search("kayak lake")
+    assert response.results and response.results[0].path == "memory/2024-05-02.md"
 
 
 def test_best_chunks_per_file_two_by_default_and_configurable(tmp_path: Path, open_mem) -> None:

@@ -8,6 +8,8 @@ disabled because a provider is missing.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,9 +98,15 @@ def embed_checked(provider: EmbeddingProvider, texts: Sequence[str]) -> list[lis
     vectors = provider.embed(list(texts))
     if len(vectors) != len(texts):
         raise ValueError(f"provider {provider.name!r} returned {len(vectors)} vectors for {len(texts)} texts")
+    checked = []
     for vector in vectors:
         if len(vector) != provider.dims:
             raise ValueError(
                 f"provider {provider.name!r} returned a vector of {len(vector)} dims, declared {provider.dims}"
             )
-    return [list(map(float, v)) for v in vectors]
+        floats = list(map(float, vector))
+        # One NaN would be cached and stored, and every later vector search would rank nothing.
+        if not all(map(math.isfinite, floats)):
+            raise ValueError(f"provider {provider.name!r} returned a vector with NaN or infinite values")
+        checked.append(floats)
+    return checked

@@ -818,14 +818,15 @@ class Memory:
                 "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?",
                 (pack(query), min(limit, 4096)),
             ).fetchall()
-            scores = {int(rowid): cosine_from_l2(float(d)) for rowid, d in rows}
+            # A vector stored with NaN (by a provider before its vectors were checked) has no distance.
+            scores = {int(rowid): cosine_from_l2(float(d)) for rowid, d in rows if d is not None and math.isfinite(d)}
         else:
             ids, matrix = self._vector_matrix(store)
             if not len(ids):
                 return {}
-            sims = matrix @ query
+            sims = np.nan_to_num(matrix @ query, nan=-np.inf)
             top = np.argsort(-sims)[:limit] if len(sims) <= limit else np.argpartition(-sims, limit)[:limit]
-            scores = {int(ids[i]): float(sims[i]) for i in top}
+            scores = {int(ids[i]): float(sims[i]) for i in top if math.isfinite(sims[i])}
         self._fetch(store, scores, into)
         return scores
 
