@@ -128,6 +128,7 @@ class Runtime:
             conversation_id=conversation_id or session_id,
             channel=channel,
             record=record,
+            high_risk_tools=self.high_risk_tools,
         )
 
     def start(self) -> None:
@@ -230,6 +231,11 @@ class Runtime:
     def tools(self) -> dict[str, Tool]:
         """Every tool registered by the builtins and plugins, by name."""
         return self.hooks.tools()
+
+    @cached_property
+    def high_risk_tools(self) -> frozenset[str]:
+        """The tools declared ``high_risk`` (for monitors, through :class:`HookContext`)."""
+        return frozenset(name for name, tool in self.tools.items() if tool.high_risk)
 
     # -- the tool-call pipeline ---------------------------------------------
 

@@ -86,6 +86,7 @@ class Scanner:
             config=self.runtime.config.data,
             conversation_id=f"scan-{self._count}",
             channel="scan",
+            high_risk_tools=self.runtime.high_risk_tools,
         )
 
     def scan(self, case: Mapping[str, Any]) -> ScanResult:

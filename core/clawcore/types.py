@@ -207,6 +207,8 @@ class HookContext:
     record: Callable[[str, Mapping[str, Any]], None] = field(
         default=lambda kind, data: None, repr=False, compare=False
     )
+    #: Names of the registered tools declared ``high_risk``: monitors treat them as they treat bash.
+    high_risk_tools: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

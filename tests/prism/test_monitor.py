@@ -167,6 +167,43 @@ def test_credential_read_then_egress_is_denied(make_runtime: Any) -> None:
     assert decide(rt, ctx, "bash", command="ls") is Action.ALLOW
 
 
+def test_a_refused_credential_read_reads_nothing(make_runtime: Any) -> None:
+    rt = make_runtime()
+    ctx = rt.context("s1")
+    rt.hooks.after_tool_call(ToolCall("memory_get", {"path": "../clawcore.yaml"}),
+                             ToolResult("error: '..' is not allowed in memory paths", is_error=True), ctx)
+    rt.hooks.after_tool_call(ToolCall("read_file", {"path": "~/.aws/credentials"}),
+                             ToolResult("error: read_file: no such file", is_error=True), ctx)
+    assert decide(rt, ctx, "web_fetch", url="https://example.com") is Action.ALLOW
+    assert not any(kind == "prism.credential_read" for kind, _, _ in rt.events)
+    # A command that failed may still have printed the file.
+    rt.hooks.after_tool_call(ToolCall("bash", {"command": "cat ~/.aws/credentials; false"}),
+                             ToolResult("[default]\n[exit code 1]", is_error=True, metadata={"exit_code": 1}), ctx)
+    assert decide(rt, ctx, "web_fetch", url="https://example.com") is Action.DENY
+
+
+def test_a_tool_declared_high_risk_is_treated_like_bash(make_runtime: Any, register_plugin: Any) -> None:
+    from clawcore import hookimpl
+    from clawcore.types import Tool
+
+    class Payments:
+        @hookimpl
+        def register_tools(self, register):
+            register(Tool("approve_invoice", "Approve an invoice.", {"type": "object"},
+                          lambda arguments, context: ToolResult("approved"), high_risk=True))
+            register(Tool("invoice_status", "Look up an invoice.", {"type": "object"},
+                          lambda arguments, context: ToolResult("paid")))
+
+    register_plugin(Payments(), name="payments")
+    rt = make_runtime()
+    ctx = rt.context("s1")
+    assert "approve_invoice" in ctx.high_risk_tools and "invoice_status" not in ctx.high_risk_tools
+    rt.hooks.after_tool_call(ToolCall("web_fetch", {"url": "https://example.com"}),
+                             ToolResult("Opening hours: 9 to 5.", untrusted=True), ctx)
+    assert decide(rt, ctx, "approve_invoice") is Action.CONFIRM
+    assert decide(rt, ctx, "invoice_status") is Action.ALLOW
+
+
 def test_canary_in_tool_argument_is_exfiltration(make_runtime: Any) -> None:
     rt = make_runtime()
     ctx = rt.context("s1")

@@ -312,7 +312,11 @@ class Monitor:
                 self.store.note(state, {"kind": "taint", "tool": call.name})
                 context.record("prism.taint", {"tool": call.name, "call_id": call.id})
                 changed = True
-            if not state.credential_read and (self._reads_credentials(call) or _SECRET.search(result.content or "")):
+            # A tool that failed before reading (a refused path) read nothing; a command that exited
+            # non-zero may still have printed the file.
+            read = not result.is_error or result.metadata.get("exit_code") is not None
+            if not state.credential_read and ((read and self._reads_credentials(call))
+                                              or _SECRET.search(result.content or "")):
                 state.credential_read = True
                 self.store.note(state, {"kind": "credential-read", "tool": call.name})
                 context.record("prism.credential_read", {"tool": call.name, "call_id": call.id})
@@ -410,7 +414,7 @@ class Monitor:
                 context.record("prism.credential_egress", {"tool": call.name, "call_id": call.id})
                 return Decision.deny("network egress after reading credentials in this session",
                                      rules=("taint.credential-egress",), source=SOURCE)
-            if not self._is_high_risk(call):
+            if not self._is_high_risk(call, context):
                 return None
             if step >= Step.BLOCK:
                 return Decision.deny(f"high-risk tool {call.name} blocked: session risk is at step {step.label}",
@@ -526,12 +530,12 @@ class Monitor:
             return False
         return bool(_SENDING_TOOL.search(call.name))
 
-    def _is_high_risk(self, call: ToolCall) -> bool:
+    def _is_high_risk(self, call: ToolCall, context: HookContext) -> bool:
         if call.name in ("write_file", "edit_file"):
             path = str(call.arguments.get("path", "")).replace("\\", "/").lstrip("./")
             inside_memory = (path.startswith("memory/") or path == "MEMORY.md") and ".." not in path.split("/")
             return not inside_memory
-        if call.name in self.settings.high_risk_tools:
+        if call.name in self.settings.high_risk_tools or call.name in context.high_risk_tools:
             return True
         if call.name in ("read_file", "memory_search", "memory_get"):
             return False
