@@ -90,3 +90,28 @@ def test_each_session_has_its_own_sandbox(clawcore_home: Path, plugin_manager: A
     runtime.release_sandbox("a")
     assert runtime.sandbox_for("a") is not first
     runtime.close()
+
+
+def test_a_subagent_calling_spawn_anyway_is_refused_without_asking(clawcore_home: Path, plugin_manager: Any,
+                                                                    openai_server: OpenAIServer) -> None:
+    asked: list[str] = []
+
+    def confirm(call: Any, decision: Any) -> bool:
+        asked.append(call.name)
+        return True
+
+    openai_server.script(
+        tool_reply("spawn_subagent", {"task": "count the notes"}),
+        tool_reply("spawn_subagent", {"task": "and again"}),  # the child, though it was not offered the tool
+        text_reply("I cannot start helpers"),
+        text_reply("done"),
+    )
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, confirm=confirm,
+                           extra={"tools": {"policy": {"confirm": ["spawn_subagent"]}}})
+    with runtime.session() as session:
+        session.send("ask a sub-agent")
+    assert asked == ["spawn_subagent"]  # the parent's call only
+    [child] = [info.id for info in SessionStore(clawcore_home).list() if info.id != session.id]
+    [result] = [e for e in SessionStore(clawcore_home).read(child).entries if e.get("role") == "tool"]
+    assert result["content"] == "error: spawn_subagent is not available in this session"
+    runtime.close()

@@ -203,9 +203,7 @@ class Session:
         self._write(inbound, keep=True)
 
         sections = self._prompt_sections()
-        # A sub-agent is not offered what it may not use: it cannot start sub-agents of its own.
-        tools = [tool for tool in self.runtime.tools.values()
-                 if not (tool.name == SPAWN_SUBAGENT.name and is_subagent(self.id))]
+        tools = [tool for tool in self.runtime.tools.values() if self._offers(tool.name)]
         calls: list[ToolCall] = []
         input_tokens = output_tokens = 0
         flushes_before, compactions_before = self._flush_total, self.compaction_count
@@ -251,8 +249,16 @@ class Session:
                          input_tokens, output_tokens, self._flush_total - flushes_before,
                          self.compaction_count - compactions_before)
 
+    def _offers(self, name: str) -> bool:
+        """A sub-agent is not offered what it may not use: it cannot start sub-agents of its own."""
+        return not (name == SPAWN_SUBAGENT.name and is_subagent(self.id))
+
     def _run_tool(self, call: ToolCall) -> str:
         tool = self.runtime.tools.get(call.name)
+        if tool is not None and not self._offers(call.name):
+            # Refused before the policy runs: nobody is asked to confirm what could never run.
+            self.runtime.audit("tool.not_offered", {"tool": call.name, "call_id": call.id}, session_id=self.id)
+            return f"error: {call.name} is not available in this session"
         if tool is not None:
             problem = _argument_problem(tool, call.arguments)
             if problem:
