@@ -33,9 +33,9 @@ MALFORMED = [
     ("timezone: Mars/Olympus\n", "timezone: 'Mars/Olympus' is not a known IANA zone like Europe/Berlin"),
     ("memory:\n  chunking: {overlap: 700}\n", "memory.chunking: overlap (700) must be below tokens (600)"),
     ("tools: &a {policy: {profile: coding}, x: *a}\n", "invalid YAML: an alias refers to a value that contains it"),
-    ("a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-     "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
-     "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n",
+    (("a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+      "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+      "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"),
      "invalid YAML: aliases expand it to more than 100000 values"),
     ("sandbox: {}\nsandbox: {timeout: 5s}\n", "line 2, column 1: invalid YAML: the key 'sandbox' is given twice"),
     ("auth:\n  token: [ghp_N6VEq8ZtR2mK9pLw3zXc7vB1nY4hJ6dF0sA5]\n",

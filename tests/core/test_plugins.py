@@ -156,8 +156,8 @@ def test_invalid_plugins_section_is_a_config_error() -> None:
      (r"plugin 'badplug' \(fake-badplug 1.2.3\) is not a valid plugin: PluginValidationError: unknown hook "
       r"'before_tool_cal'; skipped")),
     ("from clawcore import hookimpl\n\n@hookimpl\ndef before_tool_call(call, ctx):\n    return None\n",
-     r"plugin 'badplug' \(fake-badplug 1.2.3\) is not a valid plugin: PluginValidationError: .*"
-     r"Argument\(s\) \{'ctx'\} are declared in the hookimpl but can not be found in the hookspec; skipped$"),
+     (r"plugin 'badplug' \(fake-badplug 1.2.3\) is not a valid plugin: PluginValidationError: .*"
+      r"Argument\(s\) \{'ctx'\} are declared in the hookimpl but can not be found in the hookspec; skipped$")),
 ])
 def test_a_plugin_with_a_bad_hook_is_skipped_with_one_line(fake_distribution, source: str, message: str) -> None:
     fake_distribution("badplug", source)

@@ -45,6 +45,7 @@ from clawcore.security.shell_vocabulary import (
     CODE_SPAWN,
     CODE_STRING,
     CRITICAL_FILES,
+    ESSENTIAL_FILES,
     FETCHERS,
     INTERPRETERS,
     LOGS,
@@ -62,6 +63,7 @@ from clawcore.security.shell_vocabulary import (
     SHELLS,
     SHELLSHOCK,
     SOCKET_TOOLS,
+    SYSTEM_PREFIXES,
     TUNNELS,
     URL,
     WEBSHELL,
@@ -525,7 +527,10 @@ class _Judge:
                     "--output-document",
                 )
             }
-            for arg in args:
+            not_read = _not_read(name, args)
+            for index, arg in enumerate(args):
+                if index in not_read:
+                    continue
                 if arg not in values and is_credential(_strip_at(arg)):
                     self._credential_read(cmd, name, arg)
                 elif (
@@ -659,22 +664,19 @@ class _Judge:
         ):
             self.deny("defense-evasion", f"weakens a kernel protection ({p})")
             return
-        if p.startswith(
-            (
-                "/etc/",
-                "/boot/",
-                "/usr/",
-                "/bin/",
-                "/sbin/",
-                "/lib",
-                "/proc/",
-                "/sys/",
-                "/var/lib/",
-                "/System/",
-                "/Library/",
-            )
-        ):
+        if p.startswith(SYSTEM_PREFIXES):
             self.confirm("system-write", f"writes to the system location {p}")
+
+    def _removes(self, cmd: SimpleCommand, target: str, *, via: str) -> None:
+        """A file deleted, moved away, emptied or linked over: judged as a write to it, and worse
+        where the machine cannot run or log in without it."""
+        p = norm_path(target)
+        if CRITICAL_FILES.match(p) or ESSENTIAL_FILES.search(p):
+            self.deny("system-delete", f"{via} removes or replaces the system file {p}")
+        elif "/" in p.rstrip("/*") and is_root_target(p) and re.search(r"[*?\[]", p):
+            self.deny("destructive-delete", f"{via} removes everything in {p}")
+        else:
+            self._write_target(cmd, target, append=False, via=via)
 
     def _payload(self, text: str, where: str) -> None:
         """Judge text that will later run as shell (cron lines, rc files, piped scripts)."""
@@ -733,11 +735,20 @@ class _Judge:
         literals = [a or b for a, b in CODE_STRING.findall(code)]
         if CODE_DESTROY.search(code) and (CODE_ROOTISH.search(code) or any(map(is_root_target, literals))):
             self.deny("destructive-delete", f"{lang} code deletes the home folder or the filesystem root")
+        if CODE_DESTROY.search(code):
+            for literal in literals:
+                if CRITICAL_FILES.match(norm_path(literal)) or ESSENTIAL_FILES.search(norm_path(literal)):
+                    self.deny("system-delete", f"{lang} code removes the system file {literal}")
+                elif norm_path(literal).startswith(SYSTEM_PREFIXES):
+                    self.confirm("system-write", f"{lang} code removes from the system location {literal}")
         decodes = re.search(
             r"b64decode|decode_base64|base64_decode|Base64\.decode|atob\(|fromhex|unhexlify|"
             r"FromBase64String|Buffer\.from\(",
             code,
         )
+        if lang in ("tclsh", "wish", "expect"):  # Tcl runs programs with `exec`, expect with `spawn`
+            for text in re.findall(r"(?:^|[\[;{\s])(?:spawn|exec)\s+([^\]\n;}]+)", code):
+                self.found.extend(self.nested(text, f"a command run by {lang} code"))
         runs = CODE_SPAWN.search(code) or CODE_EVAL.search(code)
         if runs:
             # What the code hands a shell or exec: `…` and qx(…), and argument lists (['rm', '-rf', '/']).
@@ -858,31 +869,28 @@ class _Judge:
         if name == "telnet" and (cmd.stdout_to and cmd.stdout_to.name in SHELLS):
             self.deny("reverse-shell", "telnet feeds a shell")
         # what leaves the machine
-        uploads = []
+        uploads: list[tuple[str, bool]] = []  # (the value, whether it names a file whatever its spelling)
         for i, arg in enumerate(args):
-            if arg in (
-                "-d",
-                "--data",
-                "--data-binary",
-                "--data-raw",
-                "--data-urlencode",
-                "-F",
-                "--form",
-                "-T",
-                "--upload-file",
-                "--post-file",
-                "--body-file",
-            ) and i + 1 < len(args):
-                uploads.append(args[i + 1])
-            elif arg.startswith(("--post-file=", "--body-file=", "--data-binary=", "--data=")):
-                uploads.append(arg.split("=", 1)[1])
-        for up in uploads:
-            path = _strip_at(up)
-            if path in ("-", "@-") or up.endswith("@-") or path == "":
+            if arg in ("-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-F", "--form") and i + 1 < len(args):
+                uploads.append((args[i + 1], False))
+            elif arg in ("-T", "--upload-file", "--post-file", "--body-file") and i + 1 < len(args):
+                uploads.append((args[i + 1], True))
+            elif arg.startswith(("--post-file=", "--body-file=", "--upload-file=")):
+                uploads.append((arg.split("=", 1)[1], True))
+            elif arg.startswith(("--data-binary=", "--data=", "--form=")):
+                uploads.append((arg.split("=", 1)[1], False))
+            elif name in ("http", "https", "httpie") and re.match(r"^(@|[\w.-]+(=@|@|<))", arg):
+                uploads.append((re.sub(r"^[\w.-]+(=@|@|<)", "@", arg), False))  # httpie: @file, field@file
+        for up, named in uploads:
+            # curl's form fields name a file as `field=@path` or `field=<path` (its content as the value)
+            form = re.match(r"^[\w.\[\]-]*=([@<])(.+)$", up)
+            path = form.group(2).split(";")[0] if form else _strip_at(up)
+            is_file = named or up.startswith("@") or form is not None
+            if path in ("-", "@-") or up.endswith(("@-", "<-")) or path == "":
                 self._stdin_exfil(cmd, name)
             elif is_credential(path):
                 self.deny("exfiltration", f"{name} uploads the credential file {path}")
-            elif path and up.startswith("@"):
+            elif path and is_file:
                 self.confirm("upload", f"{name} uploads the local file {path}")
         secret_subs = [c for c in cmd.substitutions if _reads_secret(c)]
         if secret_subs:
@@ -901,6 +909,9 @@ class _Judge:
             }
             if any(is_strong_credential(a) for a in args if not REMOTE_SPEC.match(a) and a not in values):
                 self.deny("exfiltration", f"{name} copies credentials to a remote host")
+        if name in SOCKET_TOOLS and name != "openssl" and (cmd.stdin_from is not None or any(
+                r.op == "<" for r in cmd.redirects)):
+            self.confirm("upload", f"{name} sends local data to a network peer")
         if cmd.stdin_from is not None and name not in ("ping",):
             self._stdin_exfil(cmd, name)
             if name in SOCKET_TOOLS and any(
@@ -1201,6 +1212,8 @@ def _rm(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
             j.confirm("anti-forensics", f"deletes shell history ({t})")
         elif is_credential(p):
             j.confirm("credential-delete", f"deletes the credential file {t}")
+        else:
+            j._removes(cmd, t, via=cmd.name)
     if recursive:
         j.confirm("recursive-delete", "deletes recursively")
     if "--no-preserve-root" in args:
@@ -1495,6 +1508,12 @@ def _logs(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
                     j.deny("log-tamper", f"{cmd.name} empties the log {a}")
             elif cmd.name == "ln" and (PERSISTENCE.search(p) or CRITICAL_FILES.match(p)):
                 j.confirm("persistence", f"links over {p}")
+        operands = [a for a in _skip_options(args, with_value={"-s", "--size", "-r", "--reference", "-t",
+                                                                "--target-directory", "-S", "--suffix"})
+                    if not a.startswith("-")] if cmd.name in ("truncate", "ln") else []
+        # truncate empties every operand; ln replaces only the last (the link), and only with two or more.
+        for target in operands if cmd.name == "truncate" else operands[1:][-1:]:
+            j._removes(cmd, target, via=cmd.name)
     if cmd.name in ("wevtutil", "auditpol"):
         j.deny("log-tamper", f"{cmd.name} clears or disables event logs")
 
@@ -1510,6 +1529,9 @@ def _copy(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
         j._write_target(cmd, dest, append=False, via=cmd.name)
         if cmd.name == "mv" and any(is_root_target(s) for s in plain[:-1]):
             j.deny("destructive-delete", f"moves a system or home root away ({plain[0]})")
+        elif cmd.name == "mv":
+            for source in plain[:-1]:
+                j._removes(cmd, source, via="mv")
         if cmd.name in ("cp", "install") and any(
             norm_path(s).rsplit("/", 1)[-1] in SHELLS for s in plain[:-1]
         ):
@@ -1626,6 +1648,7 @@ _HANDLERS = {
     "gpasswd": _accounts,
     "crontab": _crontab,
     "at": _crontab,
+    "batch": _crontab,
     "history": _history,
     "set": _history,
     "unset": _history,
@@ -1697,6 +1720,10 @@ def _embedded_commands(name: str, args: list[str]) -> list[tuple[str, str]]:
         )
         if m:
             out.append((m.group(3), f"the command {name} runs"))
+        elif a in ("-ex", "--eval-command", "-iex", "--init-eval-command") and name == "gdb" and i + 1 < len(args):
+            shell_command = re.match(r"^\s*(?:!|shell\s)(.+)$", args[i + 1])
+            if shell_command:
+                out.append((shell_command.group(1), "the shell command gdb runs"))
         elif a in ("-e", "--rsh") and name in ("rsync",) and i + 1 < len(args):
             out.append((args[i + 1], "the remote shell rsync runs"))
         elif a in ("-c", "+") and name in ("vim", "vi", "nvim", "view", "ex") and i + 1 < len(args):
@@ -1767,6 +1794,46 @@ def _sets_ifs(script: shell.Script) -> bool:
                for cmd in script.commands)
 
 
+#: Per wrapper: its options that take a value, and how many operands come before the command
+#: (``chrt PRIORITY``, ``taskset MASK``, ``setarch ARCH``, ``timeout DURATION``, ``faketime TIME``).
+#: A wrong entry hides the command that runs, so each is taken from the program's manual.
+_WRAPPER_OPTIONS: dict[str, tuple[set[str], int]] = {
+    "sudo": ({"-u", "-g", "-U", "-C", "-h", "-p", "-r", "-t", "-T", "-D", "--user", "--group", "--prompt",
+              "--chdir", "--close-from", "--role", "--type", "--host", "--other-user"}, 0),
+    "doas": ({"-u", "-C"}, 0),
+    "parallel": ({"-j", "--jobs", "-S", "--sshlogin"}, 0),
+    "sem": ({"-j", "--jobs", "--id", "-P", "--semaphorename"}, 0),
+    "timeout": ({"-s", "-k", "--signal", "--kill-after"}, 1),
+    "nice": ({"-n", "--adjustment"}, 0),
+    "ionice": ({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata", "--pid", "--pgid", "--uid"}, 0),
+    "chrt": ({"-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"}, 1),
+    "taskset": (set(), 1),
+    "flock": ({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}, 1),
+    "stdbuf": ({"-i", "-o", "-e", "--input", "--output", "--error"}, 0),
+    "setarch": (set(), 1),
+    "cgexec": ({"-g"}, 0),
+    "numactl": ({"-i", "-N", "-C", "-m", "-p", "-P", "-w", "--interleave", "--cpunodebind", "--physcpubind",
+                 "--membind", "--preferred", "--weighted-interleave"}, 0),
+    "strace": ({"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-b", "-I", "-X", "-a", "-O", "-S", "-U", "--output",
+                "--attach", "--user", "--env"}, 0),
+    "ltrace": ({"-o", "-e", "-p", "-s", "-u", "-a", "-n", "-l", "-x", "-F", "-A", "-D", "--output", "--library"}, 0),
+    "ssh-agent": ({"-a", "-E", "-t", "-P", "-O"}, 0),
+    "xvfb-run": ({"-n", "--server-num", "-s", "--server-args", "-f", "--auth-file", "-e", "--error-file", "-p",
+                  "--xauth-protocol", "-w", "--wait"}, 0),
+    "faketime": ({"--date-prog"}, 1),
+    "systemd-run": ({"-p", "--property", "-u", "--unit", "-E", "--setenv", "-M", "--machine", "-H", "--host",
+                     "--uid", "--gid", "--nice", "-D", "--working-directory", "--slice", "--description"}, 0),
+    "proot": ({"-r", "-b", "-m", "-w", "-q", "-k", "--rootfs", "--bind", "--mount", "--cwd"}, 0),
+    "firejail": (set(), 0),
+    "fakeroot": ({"-l", "--lib", "--faked", "-s", "-i"}, 0),
+    "proxychains": ({"-f"}, 0),
+    "proxychains4": ({"-f"}, 0),
+    "exec": ({"-a"}, 0),
+}
+#: Options of the wrappers not listed above (``nohup``, ``setsid``, ``valgrind``, ``linux64`` ...).
+_DEFAULT_WRAPPER_OPTIONS: tuple[set[str], int] = (set(), 0)
+
+
 def _peel(cmd: SimpleCommand, words: list[str] | None = None) -> list[str]:
     argv = [
         a.rsplit("/", 1)[-1] if i == 0 and "/" in a and not a.endswith("/") else a
@@ -1812,39 +1879,67 @@ def _peel(cmd: SimpleCommand, words: list[str] | None = None) -> list[str]:
                 rest = ["echo"]
             argv = rest + [w for text in extra for w in text.split()]
             break
-        if name == "parallel":
-            rest = _skip_options(rest, with_value={"-j", "--jobs", "-S", "--sshlogin"})
-        elif name in ("sudo", "doas"):
-            rest = _skip_options(
-                rest, with_value={"-u", "-g", "-U", "-C", "-h", "-p", "-r", "-t", "-T", "-D"}
-            )
-        elif name in ("su", "runuser"):
+        if name in ("su", "runuser", "sg", "script"):
             code = _option_value(rest, ("-c", "--command"))
-            return ["sh", "-c", code] if code is not None else ["sh"]
-        elif name == "env":
-            rest = _skip_options(rest, with_value={"-u", "-C", "-S"})
+            if code is not None:
+                return ["sh", "-c", code]
+            if name == "sg":  # `sg GROUP 'COMMAND'`: the command is one string for sh
+                operands = [a for a in rest if not a.startswith("-")]
+                return ["sh", "-c", " ".join(operands[1:])] if len(operands) > 1 else ["sh"]
+            return ["sh"] if name != "script" else []
+        if name == "env":
+            with_value = {"-u", "-C", "--unset", "--chdir", "-S", "--split-string"}
+            split = _leading_value(rest, ("-S", "--split-string"), with_value)
+            rest = _skip_options(rest, with_value=with_value)
+            if split is not None:  # `env -S 'rm -rf /'`: one word split into the command line
+                rest = [*split.split(), *rest]
             while rest and "=" in rest[0] and not rest[0].startswith("="):
                 rest = rest[1:]
-        elif name == "timeout":
-            rest = _skip_options(rest, with_value={"-s", "-k", "--signal", "--kill-after"})
-            rest = rest[1:]
-        elif name in ("nice", "ionice", "chrt", "taskset", "stdbuf", "flock"):
-            rest = _skip_options(rest, with_value={"-n", "-c", "-p", "--adjustment", "-i", "-o", "-e"})
-            if name in ("chrt", "taskset", "flock") and rest:
-                rest = rest[1:]
+        elif name == "flock" and (code := _leading_value(rest[1:], ("-c", "--command"), {"-w", "-E"})) is not None:
+            return ["sh", "-c", code]
         elif name == "watch":
-            rest = _skip_options(rest, with_value={"-n", "--interval", "-d"})
+            rest = _skip_options(rest, with_value={"-n", "--interval"})
             if len(rest) == 1:
                 return ["sh", "-c", rest[0]]
-        elif name in ("script",):
-            code = _option_value(rest, ("-c", "--command"))
-            return ["sh", "-c", code] if code is not None else []
         else:
-            rest = _skip_options(rest, with_value={"-o", "-e", "-p", "-s", "-f"})
+            with_value, operands = _WRAPPER_OPTIONS.get(name, _DEFAULT_WRAPPER_OPTIONS)
+            rest = _skip_options(rest, with_value=with_value)[operands:]
         if not rest:
             return argv  # the wrapper alone (`timeout 10`, `nohup`): it is what runs
         argv = [a.rsplit("/", 1)[-1] if i == 0 and "/" in a else a for i, a in enumerate(rest)]
     return argv
+
+
+#: Searchers whose first word that is not an option is the pattern, unless -e or -f gives it.
+_PATTERN_FIRST = {"grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack"}
+#: Their options that take the next word as a value.
+_SEARCH_VALUE_OPTIONS = {"-A", "-B", "-C", "-m", "-d", "-D", "-t", "-T", "-g", "-j", "-M", "--max-count", "--context",
+                         "--after-context", "--before-context", "--type", "--type-not", "--glob", "--threads",
+                         "--max-columns", "--include", "--exclude", "--exclude-dir"}
+
+
+def _not_read(name: str, args: list[str]) -> set[int]:
+    """Positions of the words a reader does not read as files: a search's pattern
+    (``grep -rn id_rsa src/``) and a copy's destination (``cp .env.example .env``)."""
+    positional = []
+    skip = False
+    for index, arg in enumerate(args):
+        if skip:
+            skip = False
+        elif arg in _SEARCH_VALUE_OPTIONS and name in _PATTERN_FIRST:
+            skip = True
+        elif arg == "--":
+            positional += range(index + 1, len(args))
+            break
+        elif not arg.startswith("-") or arg == "-":
+            positional.append(index)
+    if name in _PATTERN_FIRST:
+        explicit = any(a in ("-e", "-f", "--regexp", "--file") or a.startswith(("--regexp=", "--file="))
+                       or re.fullmatch(r"-[A-Za-z]*[ef].*", a) for a in args if a != "--")
+        return set(positional[:1]) if positional and not explicit else set()
+    if name in ("cp", "install", "rsync", "scp") and len(positional) >= 2:
+        return {positional[-1]}
+    return set()
 
 
 def _elevated(cmd: SimpleCommand) -> bool:
@@ -1862,6 +1957,16 @@ def _leading_options(args: list[str]) -> list[str]:
             break
         out.append(a)
     return out
+
+
+def _leading_value(args: list[str], names: Iterable[str], with_value: set[str]) -> str | None:
+    """The value of option ``names`` among the options before the first operand (not the command's own)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] not in ("-", "--"):
+        if args[i] in names:
+            return args[i + 1] if i + 1 < len(args) else None
+        i += 2 if args[i] in with_value else 1
+    return None
 
 
 def _skip_options(args: list[str], *, with_value: set[str]) -> list[str]:

@@ -78,6 +78,8 @@ INTERPRETERS = {
     "pwsh": "-c",
     "powershell": "-c",
     "tclsh": "",
+    "wish": "",
+    "expect": "-c",
     "irb": "",
     "jshell": "",
     "groovy": "-e",
@@ -128,6 +130,18 @@ WRAPPERS = {
     "cgexec",
     "numactl",
     "faketime",
+    "sg",
+    "sem",
+    "setarch",
+    "linux32",
+    "linux64",
+    "i386",
+    "x86_64",
+    "systemd-inhibit",
+    "ssh-agent",
+    "xvfb-run",
+    "dbus-launch",
+    "valgrind",
 }
 FETCHERS = {
     "curl",
@@ -422,9 +436,11 @@ CREDENTIAL = re.compile(
     r"\.config/gcloud(/|$)|\.kube/config|\.docker/config\.json|\.git-credentials|\.netrc|\.pgpass|"
     r"\.my\.cnf|\.npmrc|\.pypirc|\.vault-token|\.password-store|keychains?(/|$)|login\.keychain|"
     r"\.mozilla/.*(logins\.json|key\d\.db)|Login Data|Cookies$|\.local/share/keyrings|wallet\.dat|"
-    r"credentials(\.json|\.db)?$|\.terraformrc|\.boto$|\.s3cfg$|"
+    r"credentials(\.json|\.db)?$|\.terraformrc|\.boto$|\.s3cfg$|\.config/gh/hosts\.yml$|"
+    r"\.(bash|zsh|sh|ksh|mysql|psql|python|node_repl|sqlite|rediscli)_history$|fish/fish_history$|"
     r"id_rsa$|id_dsa$|id_ecdsa$|id_ed25519$)"
-    r"|^/etc/(shadow|gshadow|sudoers|master\.passwd|security/opasswd)|^/proc/(self|\d+|\*)/(environ|mem|maps)$"
+    r"|^/etc/(shadow|gshadow|sudoers|master\.passwd|security/opasswd)|^/etc/ssh/ssh_host_[^/]*key$"
+    r"|^/proc/(self|\d+|\*)/(environ|mem|maps)$"
     r"|^/var/run/secrets|^/run/secrets|(^|/)\.env(\.[\w-]+)?$|\.(pem|key|p12|pfx|kdbx|keystore|jks)$",
     re.IGNORECASE,
 )
@@ -438,6 +454,15 @@ PERSISTENCE = re.compile(
     r"^/usr/lib/systemd|(^|/)\.git/hooks/",
 )
 CRITICAL_FILES = re.compile(r"^/etc/(passwd|shadow|gshadow|sudoers(\.d/.*)?|ld\.so\.preload|pam\.d/.*)$")
+#: Where a write changes the system rather than a project or the user's files.
+SYSTEM_PREFIXES = ("/etc/", "/boot/", "/usr/", "/bin/", "/sbin/", "/lib", "/proc/", "/sys/", "/var/lib/", "/System/",
+                   "/Library/")
+#: System files whose removal (or a link put in their place) breaks the machine or hands over root:
+#: shells, privilege and login programs, the kernel and boot files, the dynamic loader and libc.
+ESSENTIAL_FILES = re.compile(
+    r"^/(usr/)?s?bin/((ba|z|da|k|c|tc|fi|a|mk)?sh|sudo|su|doas|login|passwd|init|systemd|mount|env)$"
+    r"|^/boot/|^/(usr/)?lib\w*/(.*/)?(ld-linux[^/]*|ld\.so[^/]*|libc\.so[^/]*)$"
+)
 LOGS = re.compile(
     r"^/var/log(/|$)|(^|/)\.clawcore/audit|(^|/)audit/audit\.jsonl|(^|/)\.(bash|zsh|sh)_history$"
     r"|^/var/(adm|account)/|^/var/run/utmp|^/var/log/wtmp"
@@ -594,6 +619,11 @@ def is_root_target(path: str) -> bool:
     base = re.sub(r"(/\*|\*)$", "", p) or "/"
     if p in ("/*", "/.*", "~/*", "~/.*"):
         return True
+    if p.startswith("/") and re.search(r"[*?\[]", p):  # `/u*`, `/e??`, `/[u]sr`: whatever it may match
+        parts = p.rstrip("/").split("/")
+        if any(len(parts) == root.count("/") + 1 and all(map(fnmatch.fnmatchcase, root.split("/"), parts))
+               for root in SYSTEM_ROOTS if root != "/" and root.startswith("/")):
+            return True
     if base in SYSTEM_ROOTS:
         return True
     if re.fullmatch(r"/home/[^/]+|/Users/[^/]+|/root", base):
