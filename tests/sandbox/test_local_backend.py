@@ -46,6 +46,14 @@ def test_registered_as_local_and_built_from_config(runtime: Runtime) -> None:
     assert "isolation" in backend.info()
 
 
+def test_built_from_config_it_hides_every_runtime_file(runtime: Runtime) -> None:
+    hidden = {str(path) for path in runtime.sandbox.hidden}
+    home = Path(os.path.realpath(runtime.home))
+    for entry in ("clawcore.yaml", "clawcore.yaml.bak", "audit", "sessions", "index", "prism"):
+        assert str(home / entry) in hidden, entry
+    assert str(home / "workspace") not in hidden
+
+
 def test_auto_picks_the_strongest_available() -> None:
     assert detect_isolation("auto") == ISOLATIONS[0]
 

@@ -69,6 +69,30 @@ def test_runtime_files_are_protected_even_inside_allowed_roots(policy: PathPolic
     assert policy.check(str(home / "clawcore.yaml"), "read").rules == ("path-protected",)
 
 
+@pytest.mark.parametrize("entry", ["prism/state.db", "clawcore.yaml.bak", "models/x.onnx", "credentials/t.json",
+                                   ".env", "backups/old.yaml"])
+def test_every_entry_of_the_home_but_the_workspace_is_the_runtimes(policy: PathPolicy, entry: str) -> None:
+    (policy.home / "backups").mkdir()  # an entry the runtime does not know by name
+    fresh = PathPolicy(workspace=policy.workspace, home=policy.home, allowed=["{home}"])
+    for op in ("read", "write"):
+        assert fresh.check(str(policy.home / entry), op).rules == ("path-protected",), (entry, op)
+    assert allowed(fresh, str(policy.workspace / "notes.md"), "write")
+
+
+def test_an_audit_log_and_keys_configured_outside_the_home_are_protected(tmp_path: Path,
+                                                                          plugin_manager: object) -> None:
+    (tmp_path / "home" / "workspace").mkdir(parents=True)
+    logs, keys = tmp_path / "srv" / "logs", tmp_path / "srv" / "keys"
+    config = load_config(tmp_path / "home", pm=plugin_manager, data={  # type: ignore[arg-type]
+        "audit": {"path": str(logs / "audit.jsonl"), "keys": str(keys)},
+        "sandbox": {"allowedPaths": ["{workspace}", str(tmp_path / "srv")]}})
+    policy = PathPolicy.from_config(config)
+    for path in (logs / "audit.jsonl", logs / "audit.checkpoints.jsonl", keys / "signing.pem"):
+        assert policy.check(str(path), "write").rules == ("path-protected",), path
+        assert policy.check(str(path), "read").rules == ("path-protected",), path
+    assert allowed(policy, str(tmp_path / "srv" / "other.txt"), "write")
+
+
 @pytest.mark.parametrize("path", ["server.KEY", "x.Key", "ID_RSA", "sub/.ENV", "sub/.Env.local", "certs/Store.P12"])
 def test_denied_entries_ignore_case(policy: PathPolicy, path: str) -> None:
     for op in ("read", "write"):
@@ -103,10 +127,10 @@ def test_denied_wins_over_allowed(tmp_path: Path) -> None:
 
 
 def test_from_config_reads_the_sandbox_section(tmp_path: Path, plugin_manager: object) -> None:
-    (tmp_path / "workspace").mkdir()
+    (tmp_path / "home" / "workspace").mkdir(parents=True)
     extra = tmp_path / "shared"
     extra.mkdir()
-    config = load_config(tmp_path, data={"sandbox": {"allowedPaths": ["{workspace}", str(extra)],
+    config = load_config(tmp_path / "home", data={"sandbox": {"allowedPaths": ["{workspace}", str(extra)],
                                                       "deniedPaths": ["**/*.sqlite"]}}, pm=plugin_manager)  # type: ignore[arg-type]
     policy = PathPolicy.from_config(config)
     assert allowed(policy, str(extra / "a.txt"))

@@ -224,6 +224,9 @@ RUNTIME_FILE_COMMANDS = [
     "cat /proc/self/cwd/../clawcore.yaml",
     'cat "$(dirname "$PWD")"/c*.yaml',
     "cat $HOME/../clawcore.yaml",
+    # the monitor's state and the config's backup are the runtime's too
+    "sqlite3 ../prism/state.db 'DELETE FROM sessions'",
+    "cat ../clawcore.yaml.bak",
 ]
 
 
@@ -235,6 +238,12 @@ def test_commands_never_reach_the_runtimes_own_files(make_runtime: Any, clawcore
         decision = decide(make_runtime, policy, "bash", command=command)
         assert decision.action is Action.DENY and "command:runtime-files" in decision.rules, (policy, decision)
         assert not any("\x00" in reason for reason in decision.reasons)  # a run-time part reads "$…"
+
+
+def test_the_agent_may_not_run_clawcore_itself(make_runtime: Any) -> None:
+    for command in ("clawcore prism unlock s1", "python3 -m clawcore audit record x", ".venv/bin/clawcore --version"):
+        decision = decide(make_runtime, {"profile": "full"}, "bash", command=command)
+        assert decision.action is Action.DENY and "command:runtime-cli" in decision.rules, (command, decision)
 
 
 @pytest.mark.parametrize("command", ["ls ..", "ls ~", "find . -name '*.md'", "cat memory/*.md", "echo audit index",

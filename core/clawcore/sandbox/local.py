@@ -199,7 +199,7 @@ class LocalSandbox:
     def from_config(cls, config: Any) -> LocalSandbox:
         """The backend for a :class:`clawcore.config.Config` (``sandbox`` section)."""
         from clawcore.config import parse_duration, parse_size
-        from clawcore.security.paths import PROTECTED_HOME_ENTRIES
+        from clawcore.security.paths import runtime_paths
 
         section = config.section("sandbox")
         network = config.section("sandbox.network")
@@ -211,7 +211,7 @@ class LocalSandbox:
                 value = os.path.expanduser(value)
             if value.startswith("/") and not any(c in value for c in "*?["):
                 writable.append(Path(value))
-        hidden = [Path(config.home) / entry for entry in PROTECTED_HOME_ENTRIES]
+        hidden = [Path(path) for path in runtime_paths(config.home, config.workspace, config)]
         return cls(
             timeout_s=parse_duration(section.get("timeout", "30s")),
             max_output=parse_size(section.get("maxOutput", "256k")),

@@ -708,6 +708,8 @@ class _Judge:
             self.confirm("interactive-shell", "starts an interactive shell wired to other files")
 
     def _interpreter(self, cmd: SimpleCommand, name: str, args: list[str]) -> None:
+        if _option_value(args, ("-m",)) in ("clawcore", "clawcore.cli"):
+            _runtime_cli(self, cmd, args)
         flag = INTERPRETERS.get(re.sub(r"[\d.]+$", "", name) if name not in INTERPRETERS else name, "-e")
         code = None
         for i, arg in enumerate(args):
@@ -1600,6 +1602,11 @@ def _environment(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
                 return
 
 
+def _runtime_cli(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
+    # `clawcore prism unlock`, `audit record`, `security audit --fix`: the operator's controls, not the agent's.
+    j.deny("runtime-cli", "runs clawcore itself: the agent may not operate its own runtime (unlock, audit, config)")
+
+
 def _ssh_keys(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     if cmd.name in ("ssh-copy-id",):
         j.confirm("ssh", "installs a key on a remote host")
@@ -1692,6 +1699,7 @@ _HANDLERS = {
     "printenv": _environment,
     "env": _environment,
     "ssh-copy-id": _ssh_keys,
+    "clawcore": _runtime_cli,
 }
 
 

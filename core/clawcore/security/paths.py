@@ -27,6 +27,7 @@ redirecting it.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fnmatch
 import os
@@ -51,6 +52,7 @@ __all__ = [
     "PROTECTED_HOME_ENTRIES",
     "PathPolicy",
     "path_variants",
+    "runtime_paths",
 ]
 
 Op = Literal["read", "write"]
@@ -132,8 +134,11 @@ DEFAULT_READ_ONLY_PATHS: tuple[str, ...] = (
     "**/.bash_logout",
 )
 
-#: Entries of $CLAWCORE_HOME that no tool may touch: the config, audit log, transcripts and index.
-PROTECTED_HOME_ENTRIES: tuple[str, ...] = ("clawcore.yaml", "audit", "sessions", "index")
+#: Entries of $CLAWCORE_HOME that no tool may touch, whether they exist yet or not: the config and its
+#: backup, the audit log, transcripts, index, monitor state, models and credentials. Every other entry
+#: of the home is protected too, except the folder that holds the workspace (see :func:`runtime_paths`).
+PROTECTED_HOME_ENTRIES: tuple[str, ...] = ("clawcore.yaml", "clawcore.yaml.bak", "audit", "sessions", "index",
+                                           "prism", "models", "credentials", ".env")
 #: File names only the runtime uses, by the entry that holds them: ``$X/<name>`` is taken to mean them.
 _RUNTIME_NAMES: Mapping[str, str] = {"clawcore.yaml": "clawcore.yaml", "audit.jsonl": "audit",
                                      "audit.checkpoints.jsonl": "audit", "memory.sqlite": "index"}
@@ -281,6 +286,29 @@ def _glob_regex(glob: str, *, fold: bool = False) -> re.Pattern[str]:
     return re.compile(body + "$", re.IGNORECASE if fold else 0)
 
 
+def runtime_paths(home: Path, workspace: Path, config: Any = None) -> tuple[str, ...]:
+    """The runtime's own files, which no tool may touch: every entry of the home (those of
+    :data:`PROTECTED_HOME_ENTRIES` whether they exist or not) except the folder that holds the
+    workspace, and the audit log, its checkpoints and its keys wherever ``config`` puts them."""
+    home, workspace = Path(os.path.realpath(home)), Path(os.path.realpath(workspace))
+    names = set(PROTECTED_HOME_ENTRIES)
+    with contextlib.suppress(OSError):
+        names.update(os.listdir(home))
+    if _inside(str(workspace), str(home)) and workspace != home:
+        names.discard(workspace.relative_to(home).parts[0])
+    paths = {str(home / name) for name in names if not _inside(str(workspace), str(home / name))}
+    audit = config.section("audit") if hasattr(config, "section") else {}
+    for key in ("path", "keys"):
+        if isinstance(audit.get(key), str):
+            where = Path(os.path.realpath(home / os.path.expanduser(audit[key])))
+            paths.add(str(where))
+            if key == "path":
+                from clawcore.security.audit import checkpoints_path_for
+
+                paths.add(str(checkpoints_path_for(where)))
+    return tuple(sorted(paths))
+
+
 # --------------------------------------------------------------------------
 # The policy
 # --------------------------------------------------------------------------
@@ -300,6 +328,8 @@ class PathPolicy:
     denied: Sequence[str] = DEFAULT_DENIED_PATHS
     read_only: Sequence[str] = DEFAULT_READ_ONLY_PATHS
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ), repr=False)
+    #: The runtime's own files (absolute); default :func:`runtime_paths` of the home and workspace.
+    protected: Sequence[str] = ()
     _allowed: tuple[_Location, ...] = field(init=False, repr=False, compare=False)
     _denied: tuple[_Location, ...] = field(init=False, repr=False, compare=False)
     _read_only: tuple[_Location, ...] = field(init=False, repr=False, compare=False)
@@ -315,8 +345,9 @@ class PathPolicy:
                                                   if not s.startswith("!")))
         object.__setattr__(self, "_exceptions", tuple(self._location(s[1:]) for s in self.denied if s.startswith("!")))
         object.__setattr__(self, "_read_only", tuple(self._location(s) for s in self.read_only))
-        protected = [self._location(str(self.home / entry)) for entry in PROTECTED_HOME_ENTRIES]
-        object.__setattr__(self, "_protected", tuple(protected))
+        if not self.protected:
+            object.__setattr__(self, "protected", runtime_paths(self.home, self.workspace))
+        object.__setattr__(self, "_protected", tuple(self._location(path) for path in self.protected))
 
     @classmethod
     def from_config(cls, config: Any) -> PathPolicy:
@@ -328,6 +359,7 @@ class PathPolicy:
             allowed=tuple(section.get("allowedPaths", DEFAULT_ALLOWED_PATHS)),
             denied=tuple(section.get("deniedPaths", DEFAULT_DENIED_PATHS)),
             read_only=tuple(section.get("readOnlyPaths", DEFAULT_READ_ONLY_PATHS)),
+            protected=runtime_paths(config.home, config.workspace, config),
         )
 
     # -- building ------------------------------------------------------------
@@ -460,7 +492,7 @@ class PathPolicy:
 
         if word.startswith(DYNAMIC):
             return self._runtime_name(word.rsplit(DYNAMIC, 1)[1])
-        if DYNAMIC in word and not any(name in word for name in (*PROTECTED_HOME_ENTRIES, self.home.name)):
+        if DYNAMIC in word and not any(Path(path).name in word for path in (*self.protected, self.home)):
             return None
         # The shell's own view of where it is: /proc/self/cwd is the folder the command runs in.
         for alias, real in (("/proc/self/cwd", str(self.workspace)), ("/proc/thread-self/cwd", str(self.workspace)),
@@ -474,7 +506,7 @@ class PathPolicy:
             candidates = [word]
         else:
             candidates = [str(base / word) for base in bases]
-        entries = [str(self.home / entry) for entry in PROTECTED_HOME_ENTRIES]
+        entries = list(self.protected)
         home = str(self.home)
         for candidate in candidates:
             if _GLOB.search(candidate) or DYNAMIC in candidate:
@@ -514,7 +546,8 @@ class PathPolicy:
             if named is not None and (part == named or not _GLOB.match(part)
                                       and len(_GLOB.sub("", part)) >= 3):
                 return str(self.home / _RUNTIME_NAMES[named])
-            if part == self.home.name and index + 1 < len(parts) and parts[index + 1] in PROTECTED_HOME_ENTRIES:
+            if part == self.home.name and index + 1 < len(parts) and \
+                    str(self.home / parts[index + 1]) in self.protected:
                 return str(self.home / parts[index + 1])
         return None
 
