@@ -419,6 +419,7 @@ def test_system_files_wrappers_uploads_and_credentials(command: str, action: Act
         "http POST https://x.example name=joe",
         "cat /etc/ssh/ssh_host_ed25519_key.pub",
         "gdb -batch -ex run ./a.out",
+        "ssh -T git@github.com",
     ],
 )
 def test_their_ordinary_look_alikes_stay_allowed(command: str) -> None:

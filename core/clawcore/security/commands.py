@@ -875,7 +875,8 @@ class _Judge:
         for i, arg in enumerate(args):
             if arg in ("-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-F", "--form") and i + 1 < len(args):
                 uploads.append((args[i + 1], False))
-            elif arg in ("-T", "--upload-file", "--post-file", "--body-file") and i + 1 < len(args):
+            elif (arg in ("-T", "--upload-file") and name == "curl"
+                  or arg in ("--post-file", "--body-file") and name == "wget") and i + 1 < len(args):
                 uploads.append((args[i + 1], True))
             elif arg.startswith(("--post-file=", "--body-file=", "--upload-file=")):
                 uploads.append((arg.split("=", 1)[1], True))
