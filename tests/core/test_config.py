@@ -116,3 +116,11 @@ def test_bad_sizes(bad) -> None:
 def test_bad_durations(bad) -> None:
     with pytest.raises(ValueError, match="not a duration like 30s"):
         parse_duration(bad)
+
+
+def test_a_credential_in_the_wrong_setting_is_masked_in_its_error(clawcore_home, capsys) -> None:
+    token = "ghp_N6VEq4Jk2Lm9Xr7Tz1Pw8Ys3Bc5Dh0Ga4dcYy"
+    (clawcore_home / "clawcore.yaml").write_text(f"sandbox: {{timeout: {token}}}\n")
+    assert main(["config", "check"]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "sandbox.timeout:" in line and "is not a duration" in line and token not in line

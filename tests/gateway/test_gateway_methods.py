@@ -151,6 +151,14 @@ def test_memory_methods_go_through_the_tool_policy(
 CLI = [sys.executable, "-c", "import sys; from clawcore.cli import main; sys.exit(main())"]
 
 
+def test_a_password_in_the_url_is_masked_when_the_call_fails(clawcore_home: Path, capsys: Any) -> None:
+    from clawcore.cli import main
+
+    code = main(["--home", str(clawcore_home), "gateway", "call", "ping", "--url", "ws://bob:hunter2secret@127.0.0.1:1"])
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and line.startswith("error: cannot connect to ws://bob:") and "hunter2secret" not in line
+
+
 def test_cli_call_exit_status(start_gateway: Any, clawcore_home: Path) -> None:
     server = start_gateway(token=TOKEN)
     env = {**os.environ, "CLAWCORE_HOME": str(clawcore_home), "CLAWCORE_LOAD_PLUGINS": ""}

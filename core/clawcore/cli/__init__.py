@@ -85,13 +85,16 @@ def _add_commands(group: click.Group, pm: pluggy.PluginManager) -> None:
 
 
 def report(error: ClawcoreError) -> None:
-    """Print a user-facing error: one line per problem."""
+    """Print a user-facing error: one line per problem, credentials masked (a token pasted into the
+    wrong setting, or into a URL, is echoed back by the message that names it)."""
+    from clawcore.security.secrets import redact
+
     if isinstance(error, ConfigError):
         where = f"{error.path}: " if error.path else ""
         for problem in error.problems:
-            click.echo(f"error: {where}{problem}", err=True)
+            click.echo(redact(f"error: {where}{problem}"), err=True)
     else:
-        click.echo(f"error: {error}", err=True)
+        click.echo(redact(f"error: {error}"), err=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
