@@ -47,6 +47,15 @@ def test_unknown_backend_is_one_line_error(coding_home: Path, capsys: pytest.Cap
     assert err.startswith("error:") and "nope" in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize("timeout", ["0", "-5", "nan", "1e9"])
+def test_a_timeout_out_of_range_is_a_usage_error(coding_home: Path, capsys: pytest.CaptureFixture[str],
+                                                 timeout: str) -> None:
+    marker = coding_home / "workspace" / "ran"
+    assert main(["sandbox", "run", "--timeout", timeout, "--", f"touch {marker}"]) == 2
+    assert "Invalid value for '--timeout'" in capsys.readouterr().err
+    assert not marker.exists()
+
+
 def test_info_describes_the_boundary(coding_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sandbox", "info"]) == 0
     out = capsys.readouterr().out

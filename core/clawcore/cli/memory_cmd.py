@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from clawcore.cli.params import FiniteRange
 from clawcore.cli.state import CliState
 from clawcore.memory.results import SyncReport
 
@@ -57,7 +58,7 @@ def index(state: CliState, force: bool) -> None:
 @command.command("search")
 @click.argument("query")
 @click.option("-k", "--max-results", "k", type=click.IntRange(1, 100), default=None, help="How many results (default 5).")
-@click.option("--min-score", type=click.FloatRange(0), default=None, help="Drop results scoring below this.")
+@click.option("--min-score", type=FiniteRange(0), default=None, help="Drop results scoring below this.")
 @click.option("--json", "as_json", is_flag=True, help="Print the response as JSON.")
 @click.pass_obj
 def search(state: CliState, query: str, k: int | None, min_score: float | None, as_json: bool) -> None:
@@ -117,9 +118,9 @@ def status(state: CliState, as_json: bool) -> None:
 
 
 @command.command("watch")
-@click.option("--interval", type=click.FloatRange(0.1, 86400), default=None,
+@click.option("--interval", type=FiniteRange(0.1, 86400), default=None,
               help="Seconds between looks, 0.1 to 86400 (default memory.sync.watchInterval).")
-@click.option("--debounce", type=click.FloatRange(0, 86400), default=None,
+@click.option("--debounce", type=FiniteRange(0, 86400), default=None,
               help="Quiet seconds before a sync, up to 86400 (default memory.sync.watchDebounce).")
 @click.pass_obj
 def watch(state: CliState, interval: float | None, debounce: float | None) -> None:

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from clawcore.cli.params import FiniteRange
 from clawcore.cli.state import CliState
 from clawcore.folders import make_folder
 from clawcore.types import Action, Decision, ToolCall
@@ -26,7 +27,8 @@ def _ask(call: ToolCall, decision: Decision) -> bool:
 
 @command.command("run", context_settings={"ignore_unknown_options": True})
 @click.option("--backend", "backend_name", default=None, help="Backend to use (default sandbox.backend).")
-@click.option("--timeout", "timeout_s", type=float, default=None, help="Seconds before the command is killed.")
+@click.option("--timeout", "timeout_s", type=FiniteRange(0, 86400, min_open=True), default=None,
+              help="Seconds before the command is killed, above 0 and up to 86400 (default sandbox.timeout).")
 @click.argument("words", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- COMMAND...")
 @click.pass_obj
 def run(state: CliState, backend_name: str | None, timeout_s: float | None, words: tuple[str, ...]) -> None:
