@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -237,6 +238,16 @@ class MemoryFlush:
         text = content if content.endswith("\n") else content + "\n"
         if "write_file" not in self.runtime.tools:
             return ToolResult("error: no write_file tool is registered", is_error=True), False
+        workspace = os.path.realpath(self.runtime.workspace)
+        real = os.path.realpath(self.runtime.workspace / path)
+        if os.path.commonpath([workspace, real]) != workspace:
+            # A link planted in memory/ would carry the note out of the workspace, where the index never
+            # looks: the flush would report success and the memory would be lost.
+            self.runtime.audit("memory.flush.refused",
+                               {"tool": "write_file", "path": path, "reason": f"a link to {real}"},
+                               session_id=self.context.session_id)
+            return ToolResult(f"error: {path} is a link that leads out of the workspace ({real}); not written",
+                              is_error=True), False
         result = self._pinned_write(call.id or "flush-write", {"path": path, "content": text, "append": True})
         return result, not result.is_error
 
@@ -261,7 +272,7 @@ class MemoryFlush:
                 if (own.action, set(own.reasons), set(own.rules)) == (decision.action, set(decision.reasons),
                                                                       set(decision.rules)):
                     return True
-            return bool(original(call, decision)) if original is not None else False
+            return original is not None and original(call, decision) is True
 
         runtime.confirm = approve
         try:
