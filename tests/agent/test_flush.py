@@ -190,6 +190,24 @@ def test_flush_cannot_write_memory_md_or_other_files(clawcore_home: Path, plugin
     assert "only memory/2026-03-14.md may be written" in refusal[0]["content"]
 
 
+def test_a_daily_note_linked_out_of_the_workspace_is_not_written_through(
+        clawcore_home: Path, plugin_manager: Any, openai_server: OpenAIServer, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("original\n")
+    (clawcore_home / "workspace" / "memory" / "2026-03-14.md").symlink_to(outside)
+    openai_server.on_chat(Brain())
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, agent=SMALL, context_window=4000)
+    with runtime.session(clock=lambda: FIXED_NOW) as session:
+        session.send("x " * 9000)
+    runtime.close()
+    assert outside.read_text() == "original\n"
+    [flush_entry] = [e for e in SessionStore(clawcore_home).read(session.id).entries if e["type"] == "flush"]
+    assert (flush_entry["writes"], flush_entry["refused"]) == (0, 1)
+    refusal = [e for e in SessionStore(clawcore_home).read(session.id).entries
+               if e.get("role") == "tool" and e.get("silent")]
+    assert "is a link that leads out of the workspace" in refusal[0]["content"]
+
+
 def test_nothing_to_store_is_a_valid_flush(clawcore_home: Path, plugin_manager: Any,
                                            openai_server: OpenAIServer) -> None:
     def quiet(body: Mapping[str, Any]) -> Mapping[str, Any]:
