@@ -203,6 +203,16 @@ def test_max_results_and_min_score(workspace: Path, open_mem) -> None:
         memory.search("   ")
 
 
+def test_a_query_no_keyword_matches_scores_by_its_cosine(workspace: Path, open_mem) -> None:
+    """Not scaled between its own candidates: the best of unrelated chunks would score 1 and the worst 0."""
+    memory = open_mem(workspace)
+    unrelated = memory.search("xyzzy qwerty plugh", max_results=10)
+    assert unrelated.mode == "hybrid"
+    assert all(r.score < 0.1 for r in unrelated.results), unrelated.results
+    assert memory.search("xyzzy qwerty plugh", min_score=0.1).results == ()
+    assert memory.search("kayak lake", min_score=0.1).results[0].path == "memory/2024-05-02.md"
+
+
 def test_snippets_are_at_most_700_chars_and_hold_the_match(tmp_path: Path, open_mem) -> None:
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)

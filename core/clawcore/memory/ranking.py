@@ -45,12 +45,14 @@ def fuse(
     with ``weights``; a chunk missing from one list scores 0 there.
     ``rrf``: reciprocal rank fusion, ``sum(w / (k + rank))``, scaled so the
     best possible score is 1.
-    With only one list the result is that list, scaled the same way.
+    BM25 alone is scaled the same way. Cosine alone (no keyword matched) is the
+    similarity itself, floored at 0: scaled between its own candidates, the best
+    of them would score 1 however unrelated, and ``minScore`` could not drop it.
     """
     if not vector_scores:
         return _scaled_text(text_scores)
     if not text_scores:
-        return _scaled_vector(vector_scores)
+        return {cid: min(max(score, 0.0), 1.0) for cid, score in vector_scores.items()}
     wt, wv = settings.text_weight, settings.vector_weight
     if wt + wv <= 0:
         wt = wv = 0.5
