@@ -284,8 +284,11 @@ def test_unwritable_index_location_is_one_clear_error(workspace: Path, open_mem,
 
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the index folder should be")
-    with pytest.raises(MemoryAccessError, match="cannot open the memory index"):
-        open_mem(workspace, index=blocker / "index" / "memory.sqlite")
+    memory = open_mem(workspace, index=blocker / "index" / "memory.sqlite")
+    assert memory.get("MEMORY.md").startswith("# Preferences")  # reading a file needs no index
+    for needs_the_index in (lambda: memory.search("kayak"), memory.sync, memory.status):
+        with pytest.raises(MemoryAccessError, match="cannot open the memory index"):
+            needs_the_index()
 
 
 def _drop_keyword_config(index: Path) -> None:

@@ -228,10 +228,11 @@ class Memory:
         """Reopen (and rebuild) when the index file was deleted or replaced under us."""
         try:
             inode = os.stat(self.index_path).st_ino
-        except FileNotFoundError:
+        except OSError:  # gone, or never made (its folder cannot be: the store property says why)
             inode = None
         if inode != self._inode:
-            self._warn(f"memory index {self.index_path} was deleted; rebuilding it from the Markdown files")
+            if self._inode is not None:
+                self._warn(f"memory index {self.index_path} was deleted; rebuilding it from the Markdown files")
             if self._store is not None:
                 self._store.close()
                 self._store = None
