@@ -13,6 +13,7 @@ import difflib
 import math
 import os
 import re
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -342,12 +343,35 @@ def load_config(
     else:
         raw = copy.deepcopy(dict(data))
     schema = build_schema(pm)
-    problems = validate(raw, schema)
+    checked = _without_orphans(raw, schema)
+    problems = validate(checked, schema)
     if problems:
         raise ConfigError(problems, path=str(path) if path else "")
-    effective = copy.deepcopy(raw)
+    effective = copy.deepcopy(checked)
     fill_defaults(effective, schema)
     return Config(effective, home, path, raw)
+
+
+def _without_orphans(data: Mapping[str, Any], schema: Mapping[str, Any], where: str = "") -> dict[str, Any]:
+    """``data`` less the sections of plugins that are not there (uninstalled or disabled), each with a warning.
+
+    A section is a mapping under a key the schema does not know. One that looks like a known key
+    (``memroy``) is a typo and stays, for ``validate`` to name; a setting that is not a mapping stays too.
+    """
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping) or schema.get("additionalProperties") is not False:
+        return dict(data)
+    kept: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in properties:
+            kept[key] = _without_orphans(value, properties[key], f"{where}{key}.") \
+                if isinstance(value, Mapping) else value
+        elif isinstance(value, Mapping) and not difflib.get_close_matches(str(key), list(properties), n=1):
+            warnings.warn(f"{where}{key}: a section no installed or enabled plugin declares; ignored "
+                          "(remove it, or install or enable its plugin)", RuntimeWarning, stacklevel=3)
+        else:
+            kept[key] = value
+    return kept
 
 
 def validate(data: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:

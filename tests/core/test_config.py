@@ -59,6 +59,25 @@ def test_malformed_config_is_one_line_with_key_path(text, expected, clawcore_hom
     assert config_file.read_bytes() == before  # nothing lost
 
 
+def test_the_section_of_a_plugin_that_is_not_there_is_ignored_with_a_warning(clawcore_home, capsys,
+                                                                              monkeypatch) -> None:
+    config_file = clawcore_home / "clawcore.yaml"
+    config_file.write_text("prism: {halfLife: 10m}\nsandbox:\n  docker: {enabled: true}\n  timeout: 5s\n")
+    monkeypatch.setenv("CLAWCORE_DISABLE_PLUGINS", "prism,sandbox_docker")
+    with pytest.warns(RuntimeWarning) as warned:
+        assert main(["config", "check"]) == 0
+    assert {str(w.message).split(":")[0] for w in warned} == {"prism", "sandbox.docker"}
+    assert all("a section no installed or enabled plugin declares; ignored" in str(w.message) for w in warned)
+    with pytest.warns(RuntimeWarning):
+        assert main(["config", "show"]) == 0
+    shown = capsys.readouterr().out
+    assert "prism:" not in shown and "timeout: 5s" in shown  # the rest of the file still applies
+    config_file.write_text("memroy: {}\nsandbox: {backnd: docker}\n")  # typos stay errors
+    assert main(["config", "check"]) == 2
+    assert [line.split(": ")[2] for line in capsys.readouterr().err.strip().splitlines()] == ["memroy",
+                                                                                           "sandbox.backnd"]
+
+
 def test_every_problem_is_reported(clawcore_home, capsys) -> None:
     (clawcore_home / "clawcore.yaml").write_text("workspace: 1\nfoo: 2\nsandbox:\n  backnd: x\n")
     assert main(["config", "check"]) == 2
