@@ -308,8 +308,28 @@ def build_schema(pm: pluggy.PluginManager | None) -> dict[str, Any]:
                     f"{owners[dotted]!r} and {impl.plugin_name!r}"
                 )
             owners[dotted] = impl.plugin_name
-            _graft(schema, dotted, fragment)
+            _graft(schema, dotted, _closed(fragment))
     return schema
+
+
+def _closed(fragment: Any) -> Any:
+    """``fragment`` with ``additionalProperties: false`` wherever an object lists its ``properties`` and says
+    nothing of others: an unknown key in a section is an error (a typo would otherwise be ignored)."""
+    if isinstance(fragment, list):
+        return [_closed(item) for item in fragment]
+    if not isinstance(fragment, Mapping):
+        return fragment
+    closed = {key: _closed(value) if key in _SUBSCHEMA_KEYS else value for key, value in fragment.items()}
+    if isinstance(closed.get("properties"), Mapping):
+        closed["properties"] = {key: _closed(value) for key, value in closed["properties"].items()}
+        if "additionalProperties" not in closed and "patternProperties" not in closed:
+            closed["additionalProperties"] = False
+    return closed
+
+
+#: Keywords whose values are schemas that ``_closed`` walks into. Not ``anyOf``, ``if`` and the like: their
+#: ``properties`` often constrain a few keys of an object that has others.
+_SUBSCHEMA_KEYS = {"items", "additionalProperties"}
 
 
 def _graft(schema: dict[str, Any], dotted: str, fragment: Mapping[str, Any]) -> None:

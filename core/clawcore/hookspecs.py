@@ -41,8 +41,9 @@ def config_schema() -> Mapping[str, Mapping[str, Any]] | None:
     :returns: a mapping from a dotted section path (``"prism"``,
         ``"memory.embeddings.local"``) to the JSON Schema of that section, or
         None when the plugin has no configuration. Every key of a section must
-        be declared: unknown keys are errors. ``default`` values fill the
-        effective config.
+        be declared: an object that lists ``properties`` refuses others unless it
+        sets ``additionalProperties`` itself (one without ``properties`` takes
+        any key). ``default`` values fill the effective config.
 
     All answers are merged; two plugins claiming the same path is an error.
     """

@@ -143,3 +143,24 @@ def test_a_credential_in_the_wrong_setting_is_masked_in_its_error(clawcore_home,
     assert main(["config", "check"]) == 2
     [line] = capsys.readouterr().err.strip().splitlines()
     assert "sandbox.timeout:" in line and "is not a duration" in line and token not in line
+
+
+def test_a_plugin_section_refuses_keys_it_does_not_declare(plugin_manager, register_plugin) -> None:
+    from clawcore import hookimpl
+
+    class Settings:
+        @hookimpl
+        def config_schema(self):
+            return {"pp": {"type": "object", "properties": {
+                "a": {"type": "integer"},
+                "sub": {"type": "object", "properties": {"x": {"type": "string"}}},
+                "free": {"type": "object"},  # no properties listed: any key
+                "own": {"type": "object", "properties": {"x": {}}, "additionalProperties": True}}}}
+
+    register_plugin(Settings(), "pp")
+    with pytest.raises(ConfigError) as raised:
+        load_config(data={"pp": {"a": 2, "zzz": 3, "sub": {"x": "1", "y": 2}}}, pm=plugin_manager)
+    assert raised.value.problems == ["pp.sub.y: unknown key (known keys: x)", "pp.zzz: unknown key (known keys: a, sub, "
+                                     "free, own)"]
+    config = load_config(data={"pp": {"free": {"anything": 1}, "own": {"y": 1}}}, pm=plugin_manager)
+    assert config.get("pp.free.anything") == 1 and config.get("pp.own.y") == 1
