@@ -201,6 +201,22 @@ def test_a_credential_in_the_reply_leaves_redacted(loop_runtime: Any, openai_ser
     assert token not in transcript
 
 
+def test_the_turn_reports_tool_calls_as_they_were_written(clawcore_home: Path, plugin_manager: Any,
+                                                          register_plugin: Any, openai_server: OpenAIServer) -> None:
+    """The tool gets the arguments the model made; the caller sees what the transcript holds (redacted)."""
+    token = "ghp_" + "Zq8Xw2Lr5Tn7Vb3Km9Pd4Hs6Jf1Gc0Ya2Ue8"
+    calls: list[Mapping[str, Any]] = []
+    register_plugin(echo_plugin(calls), "echo")
+    openai_server.script(tool_reply("echo", {"text": f"token {token}"}), text_reply("done"))
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server)
+    with runtime.session() as session:
+        reply = session.send("echo my token")
+    runtime.close()
+    assert calls == [{"text": f"token {token}"}]
+    [shown] = reply.tool_calls
+    assert shown.name == "echo" and token not in json.dumps(dict(shown.arguments)) and "redacted" in shown.arguments["text"]
+
+
 def test_confirmation_is_asked_and_a_refusal_denies(clawcore_home: Path, plugin_manager: Any,
                                                     register_plugin: Any, openai_server: OpenAIServer) -> None:
     calls: list[Mapping[str, Any]] = []

@@ -227,8 +227,10 @@ class Session:
             reply_text = assistant.content
             if not requested:
                 break
+            # The caller sees the calls as written (a canary masked); the tools get them as the model made them.
+            written = {c.id: c for c in assistant.tool_calls}
             for call in requested:
-                calls.append(call)
+                calls.append(written.get(call.id, call))
                 result_text = self._fitted(self._run_tool(call))
                 self._write(Message("tool", result_text, tool_call_id=call.id, channel=self.channel), keep=True)
         else:
