@@ -64,7 +64,7 @@ class TurnReply:
 
     #: The text for the user (a notice when ``message_sending`` withheld the reply).
     text: str
-    #: Tool calls the model made during the turn, in order.
+    #: Tool calls the model made during the turn, in order, as the transcript holds them (secrets masked).
     tool_calls: tuple[ToolCall, ...] = ()
     #: True when a ``message_sending`` decision cancelled the reply.
     withheld: bool = False
