@@ -398,6 +398,21 @@ def test_a_read_only_index_is_one_line_naming_the_files_and_works_again_once_wri
 
 
 @pytest.mark.skipif(os.geteuid() == 0 and not shutil.which("setpriv"), reason="needs setpriv to drop root")
+def test_once_the_index_is_writable_again_its_side_files_follow(shared_home: Path) -> None:
+    """SQLite gives -shm the index's mode: one made while the index was read-only must not block later writes."""
+    assert _as_another_user(shared_home, "memory", "index").returncode == 0
+    index = shared_home / "index" / "memory.sqlite"
+    index.chmod(0o400)
+    searched = _as_another_user(shared_home, "memory", "search", "apple")
+    assert searched.returncode == 0 and "MEMORY.md" in searched.stdout, searched.stderr
+    index.chmod(0o600)
+    (shared_home / "workspace" / "MEMORY.md").write_text("apple\nbanana\n")
+    done = _as_another_user(shared_home, "memory", "index")
+    assert done.returncode == 0, done.stderr
+    assert "MEMORY.md" in _as_another_user(shared_home, "memory", "search", "banana").stdout
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and not shutil.which("setpriv"), reason="needs setpriv to drop root")
 def test_a_read_only_home_without_an_index_still_reads_memory_files(shared_home: Path) -> None:
     shared_home.chmod(0o555)
     try:

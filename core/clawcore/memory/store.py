@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -212,6 +213,24 @@ def _set_wal(conn: Any, timeout_s: float) -> None:
             time.sleep(0.01)
 
 
+def _match_side_files(path: Path) -> None:
+    """Give ``-wal`` and ``-shm`` the index's own mode again.
+
+    SQLite creates them with the database file's mode: one made while the index was read-only stays
+    read-only after the user makes the index writable, and every later write fails on it.
+    """
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return
+    if not mode & stat.S_IWUSR:
+        return
+    for side in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(OSError):
+            if stat.S_IMODE(side.stat().st_mode) != mode and side.stat().st_uid == os.geteuid():
+                os.chmod(side, mode)
+
+
 def connect(path: Path, *, busy_timeout_s: float = 30.0) -> Store:
     """Open (or create) the index file with the best driver that loads sqlite-vec.
 
@@ -226,6 +245,7 @@ def connect(path: Path, *, busy_timeout_s: float = 30.0) -> Store:
     # the text of every memory file.
     with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    _match_side_files(path)
     problems: list[str] = []
     candidates = _driver_modules()
     for index, (name, module) in enumerate(candidates):
