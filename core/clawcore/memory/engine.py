@@ -327,6 +327,9 @@ class Memory:
             return cached[1]
         unreadable: list[str] = []
         files = discover(self.workspace, self.settings.extra_paths, unreadable)
+        if not self.workspace.exists():
+            self._warn(f"the workspace {self.workspace} does not exist; there is no memory to index or search "
+                       "(create it, or check --home and the workspace setting)")
         for entry in self.settings.extra_paths:
             if not extra_path(self.workspace, entry).exists():
                 self._warn(f"memory.extraPaths entry {entry} does not exist; nothing is indexed from it")
@@ -351,6 +354,8 @@ class Memory:
             if row is None or (row[1], row[2]) != (st.st_mtime_ns, st.st_size):
                 stale.append(f)
         for folder in self._unreadable:
+            if folder == "." and not self.workspace.exists():
+                continue  # said by discovery: it does not exist
             where = f"the workspace {self.workspace}" if folder == "." else f"the memory folder {folder}"
             self._warn(f"could not list {where}; its files stay indexed as they were")
         removed = [p for p in rows if p not in present
@@ -747,7 +752,7 @@ class Memory:
         try:
             self._check_file()
             if not self._needs_sync():
-                return []
+                return list(self._unreported())  # what the look for changes found to say (a missing workspace)
         except DATABASE_ERRORS:
             pass  # a broken file: let sync repair it below
         if not self._file_lock.acquire(timeout_s=0):
