@@ -11,7 +11,8 @@ rules live here and nowhere else:
   collected; one that raises counts as a suspicious verdict;
 * transform hooks (``tool_result_persist``, ``before_message_write``): each
   implementation receives the previous one's output, in pluggy's call order
-  (last registered first, builtins last);
+  (last registered first, builtins last); one that raises could not check the
+  text (redact, mask), so the text is withheld (fail closed) and reported;
 * registries (``register_*``): each plugin calls ``register``; a duplicate
   name is an error naming both plugins.
 """
@@ -57,6 +58,10 @@ def strictest(decisions: Sequence[Decision], *, default: Action = Action.ALLOW) 
     rules = tuple(dict.fromkeys(r for d in winners for r in d.rules))
     sources = ",".join(dict.fromkeys(d.source for d in winners if d.source))
     return Decision(winners[0].action, reasons, rules, sources)
+
+
+def _withheld(what: str, hook: str, plugin: str, exc: BaseException) -> str:
+    return f"[{what} withheld: {hook} in plugin {plugin!r} failed ({type(exc).__name__}) and could not check it]"
 
 
 class Hooks:
@@ -157,29 +162,37 @@ class Hooks:
     def tool_result_persist(self, call: ToolCall, result: ToolResult, context: HookContext) -> str:
         """The text to persist: each implementation may replace the previous text.
 
-        An implementation that raises is skipped (its failure is reported);
-        the text stays as the previous implementation left it.
+        An implementation that raises could not check the text (redact an injection, mask a secret):
+        the text is withheld rather than kept unchecked, and the failure is reported.
         """
         text = result.content
         for impl in reversed(self.pm.hook.tool_result_persist.get_hookimpls()):
             answer = self._transform("tool_result_persist", impl, context, call=call, result=result, text=text, context=context)
-            if isinstance(answer, str):
+            if isinstance(answer, BaseException):
+                text = _withheld("tool result", "tool_result_persist", impl.plugin_name, answer)
+            elif isinstance(answer, str):
                 text = answer
         return text
 
     def before_message_write(self, message: Message, context: HookContext) -> Message:
+        """The message as the transcript will hold it; a failing implementation withholds its text and
+        tool-call arguments (the calls themselves stay, so their results still pair with them)."""
         for impl in reversed(self.pm.hook.before_message_write.get_hookimpls()):
             answer = self._transform("before_message_write", impl, context, message=message, context=context)
-            if isinstance(answer, Message):
+            if isinstance(answer, BaseException):
+                message = replace(
+                    message, content=_withheld("message", "before_message_write", impl.plugin_name, answer),
+                    tool_calls=tuple(replace(call, arguments={}) for call in message.tool_calls))
+            elif isinstance(answer, Message):
                 message = answer
         return message
 
     def _transform(self, name: str, impl: pluggy.HookImpl, failing_context: HookContext, /, **kwargs: Any) -> Any:
         try:
             results = call_plugin(self.pm, name, impl, **kwargs)
-        except Exception as exc:
+        except Exception as exc:  # reported; the caller withholds what could not be checked
             self._on_failure(name, impl.plugin_name, exc, failing_context)
-            return None
+            return exc
         return results[0] if results else None
 
     # -- notifications -------------------------------------------------------
