@@ -148,3 +148,11 @@ def test_cli_reads_stdin_and_writes_one_line_per_case(clawcore_home: Path, tmp_p
         check=False,
     )
     assert missing.returncode != 0 and missing.stderr.count("\n") == 1 and "no such file" in missing.stderr
+
+
+def test_a_missing_config_file_is_a_config_error(clawcore_home: Path, tmp_path: Path, capsys: Any) -> None:
+    from clawcore.cli import main
+
+    missing = tmp_path / "nope.yaml"
+    assert main(["scan", "--config", str(missing), str(tmp_path / "cases.jsonl")]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {missing}: no such file (from --config)"

@@ -37,12 +37,12 @@ def command(state: CliState, source: str, config_file: Path | None, output: Text
     "error" and a one-line warning on stderr; the exit status is 1 if any case was malformed.
     """
     from clawcore.config import load_config
-    from clawcore.errors import ClawcoreError
+    from clawcore.errors import ClawcoreError, ConfigError
     from clawcore.runtime import Runtime
     from clawcore.scan import Scanner, read_cases
 
     if config_file is not None and not config_file.exists():
-        raise ClawcoreError(f"--config {config_file}: no such file")
+        raise ConfigError("no such file (from --config)", path=str(config_file))  # exit 2, as every config error
     config = load_config(state.home, path=config_file, pm=state.plugin_manager)
     runtime = Runtime(state.home, config=config, plugin_manager=state.plugin_manager)
     runtime.start()  # monitors take the effective config (and --config) as a real runtime gives it
