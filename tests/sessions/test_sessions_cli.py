@@ -48,6 +48,16 @@ def test_list(home_with_session: Path) -> None:
     assert (info["messages"], info["tokens"], info["compactions"], info["skipped_lines"]) == (2, 273, 1, 1)
 
 
+def test_a_narrow_terminal_squeezes_no_column(home_with_session: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    monkeypatch.setenv("COLUMNS", "40")
+    code, out, _ = run(home_with_session, "sessions", "list")
+    assert code == 0 and "…" not in out
+    assert "20260314-093000-abcdef" in out and re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", out)
+    assert "273" in out and "compactions" in out
+
+
 def test_show(home_with_session: Path) -> None:
     code, out, err = run(home_with_session, "sessions", "show", "20260314-093000-abcdef")
     assert code == 0

@@ -44,13 +44,16 @@ def list_sessions(state: CliState, as_json: bool) -> None:
     # Ids are what other commands take: shown whole, the other columns give way first.
     table.add_column("id", no_wrap=True, min_width=max(len(info.id) for info in infos))
     for title in ("started", "last activity"):
-        table.add_column(title)
+        table.add_column(title, no_wrap=True)
     for title in ("messages", "tokens", "compactions"):
         table.add_column(title, justify="right", no_wrap=True)
     for info in infos:
         table.add_row(info.id, _when(info.started), _when(info.last_activity), str(info.messages),
                       str(info.tokens), str(info.compactions))
-    Console().print(table)
+    console = Console()
+    # Wider than the terminal rather than columns squeezed to nothing: every value stays readable.
+    console.width = max(console.width, console.measure(table, options=console.options.update(max_width=1000)).maximum)
+    console.print(table)
 
 
 @command.command("show")
