@@ -25,6 +25,8 @@ MALFORMED = [
     ("models:\n  openai: {apiKey: '${OPENAI_API_KEY}'}\n",
      "models.openai.apiKey: ${OPENAI_API_KEY} would be used as written: the config expands no environment variables"),
     ("auth:\n  token: '${TOKEN:-ghp_N6VEq8ZtR2mK9pLw3zXc7vB1nY4hJ6dF0sA5}'\n", "auth.token: ${TOKEN} would be used"),
+    ("memory:\n  search: {weights: {text: 0, vector: 0.0}}\n",
+     "memory.search.weights: {'text': 0, 'vector': 0.0} gives both searches a weight of 0; at least one must count"),
     ("memory:\n  chunking: {tokens: 8}\n", "memory.chunking.tokens: 8 is out of range: it must be at least 16"),
     ("sandbox:\n  docker:\n    memoryLimit: 512x\n", "sandbox.docker.memoryLimit: '512x' is not a size like 512m"),
     ("sandbox:\n  docker:\n    timeout: soon\n", "sandbox.docker.timeout: 'soon' is not a duration like 30s"),

@@ -67,6 +67,11 @@ MEMORY_SCHEMA: dict[str, Any] = {
                         "text": {"type": "number", "minimum": 0, "default": 0.6},
                         "vector": {"type": "number", "minimum": 0, "default": 0.4},
                     },
+                    "allOf": [{
+                        "not": {"required": ["text", "vector"],
+                                "properties": {"text": {"const": 0}, "vector": {"const": 0}}},
+                        "x-error": "gives both searches a weight of 0; at least one must count",
+                    }],
                 },
                 "rrfK": {"type": "integer", "minimum": 1, "default": 60},
                 "candidates": {"type": "integer", "minimum": 5, "maximum": 2000, "default": 50},
