@@ -449,3 +449,17 @@ def test_a_workspace_that_does_not_exist_is_said_not_searched_in_silence(tmp_pat
             "(create it, or check --home and the workspace setting)"], warnings
     assert memory.sync().indexed == 0
     assert not (tmp_path / "no-such-workspace").exists()  # nothing made where the user did not say
+
+
+def test_a_binary_file_under_a_memory_name_is_not_indexed_or_printed(workspace: Path, open_mem) -> None:
+    from clawcore.errors import MemoryAccessError
+
+    (workspace / "memory" / "2024-05-03.md").write_bytes(bytes(range(256)) * 40)
+    memory = open_mem(workspace)
+    report = memory.sync()
+    assert "memory file memory/2024-05-03.md is not text (it holds NUL bytes); nothing of it is indexed" in \
+        report.warnings
+    assert all(r.path != "memory/2024-05-03.md" for r in memory.search("kayak", max_results=10).results)
+    with pytest.raises(MemoryAccessError, match="is not text"):
+        memory.get("memory/2024-05-03.md")
+    assert memory.get("memory/2024-05-02.md").startswith("# 2024-05-02")

@@ -386,7 +386,9 @@ class Memory:
             if row is not None and row[0] == digest:
                 touched.append((st.st_mtime_ns, st.st_size, f.path))
             else:
-                chunks = chunk_markdown(_text(data), self.settings.chunking)
+                if b"\x00" in data:  # a binary file under a .md name: its "text" would be replacement characters
+                    self._warn(f"memory file {f.path} is not text (it holds NUL bytes); nothing of it is indexed")
+                chunks = [] if b"\x00" in data else chunk_markdown(_text(data), self.settings.chunking)
                 group.append((f, st, digest, chunks))
                 size += len(chunks)
             # Written in groups of a few embedding batches: a killed sync loses at most one group.
@@ -871,9 +873,12 @@ class Memory:
             raise MemoryAccessError(f"lines must be a positive number of lines, got {lines!r}")
         memory_file = resolve_memory_path(path, self._discover(), self.workspace)
         try:
-            text = _text(memory_file.real.read_bytes())
+            data = memory_file.real.read_bytes()
         except OSError as exc:
             raise MemoryAccessError(f"cannot read memory file {memory_file.path}: {exc.strerror}") from exc
+        if b"\x00" in data:
+            raise MemoryAccessError(f"{memory_file.path} is not text (it holds NUL bytes)")
+        text = _text(data)
         all_lines = text.splitlines()
         if from_line > max(len(all_lines), 1):
             raise MemoryAccessError(
