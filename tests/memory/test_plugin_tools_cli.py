@@ -152,6 +152,18 @@ def test_cli_index_search_get_status(clawcore_home: Path, monkeypatch, capsys) -
     assert "(rebuilt)" in _cli(capsys, "index", "--force")[1]
 
 
+def test_cli_search_says_it_rebuilds_an_index_built_with_other_settings(clawcore_home: Path, monkeypatch,
+                                                                          capsys) -> None:
+    monkeypatch.setenv("CLAWCORE_LOAD_PLUGINS", "")
+    (clawcore_home / "workspace" / "memory" / "2024-05-02.md").write_text("- Alice: The kayak trip is in June.\n")
+    assert _cli(capsys, "index")[0] == 0
+    (clawcore_home / "clawcore.yaml").write_text("memory:\n  chunking: {tokens: 300, overlap: 60}\n")
+    code, out, err = _cli(capsys, "search", "kayak", "--json")
+    assert code == 0 and json.loads(out)["results"][0]["path"] == "memory/2024-05-02.md"
+    assert "the index was built with other embedding or chunking settings; rebuilding it first" in err
+    assert "rebuilding" not in _cli(capsys, "search", "kayak")[2]
+
+
 @pytest.mark.parametrize("args", [["--interval", "0"], ["--interval", "-5"], ["--interval", "inf"],
                                   ["--debounce", "-1"]])
 def test_watch_refuses_intervals_that_would_spin_or_overflow(clawcore_home: Path, capsys, args: list[str]) -> None:

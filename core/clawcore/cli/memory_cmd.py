@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from clawcore.cli.params import FiniteRange
 from clawcore.cli.state import CliState
 from clawcore.memory.results import SyncReport
+
+if TYPE_CHECKING:
+    from clawcore.memory import Memory
 
 
 @click.group("memory")
@@ -40,19 +43,19 @@ def _print_report(report: SyncReport) -> None:
 @click.pass_obj
 def index(state: CliState, force: bool) -> None:
     """Bring the index up to date with the Markdown files."""
+    _print_report(_sync_showing_progress(state.runtime().memory, "indexing", force=force))
+
+
+def _sync_showing_progress(memory: Memory, label: str, *, force: bool = False) -> SyncReport:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    memory = state.runtime().memory
-    with Progress(
-        TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
-    ) as bar:
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True) as bar:
         task = bar.add_task("files", total=None)
 
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        report = memory.sync(progress, force=force)
-    _print_report(report)
+        return memory.sync(progress, force=force)
 
 
 @command.command("search")
@@ -63,7 +66,12 @@ def index(state: CliState, force: bool) -> None:
 @click.pass_obj
 def search(state: CliState, query: str, k: int | None, min_score: float | None, as_json: bool) -> None:
     """Search memory by keyword and meaning; print cited results."""
-    response = state.runtime().memory.search(query, max_results=k, min_score=min_score)
+    memory = state.runtime().memory
+    if memory.settings.sync_on_search and memory.status()["pendingRebuild"]:
+        # The search would rebuild it anyway, silently: say so and show how far it is.
+        click.echo("the index was built with other embedding or chunking settings; rebuilding it first", err=True)
+        _sync_showing_progress(memory, "rebuilding")
+    response = memory.search(query, max_results=k, min_score=min_score)
     if as_json:
         click.echo(json.dumps(response.to_dict(), ensure_ascii=False, indent=2))
         return
