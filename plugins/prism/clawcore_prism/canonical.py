@@ -209,8 +209,9 @@ def canonicalise(text: str) -> Canonical:
     extra.extend(smuggled)
     spaced = [m.group(0) for m in _SPACED.finditer(out)] if " " in out and _SPACED_HINT.search(out) else []
     # Letters joined within a word; a run of three spaces or more is a gap between words.
+    # A run of one or two letters over and over ("x x x x") spells nothing: it is not writing in disguise.
     joined = [" ".join(re.sub(r"[ .\-_*]", "", word) for word in re.split(r"\s{3,}", s))
-              for s in spaced if len(s) >= 11]
+              for s in spaced if len(s) >= 11 and len(set(re.sub(r"[^A-Za-z]", "", s).lower())) >= 3]
     if joined:
         found.append("spaced")
         extra.extend(joined)
