@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import re
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from clawcore.security import shell
@@ -1806,7 +1806,7 @@ def _sets_ifs(script: shell.Script) -> bool:
 #: Per wrapper: its options that take a value, and how many operands come before the command
 #: (``chrt PRIORITY``, ``taskset MASK``, ``setarch ARCH``, ``timeout DURATION``, ``faketime TIME``).
 #: A wrong entry hides the command that runs, so each is taken from the program's manual.
-_WRAPPER_OPTIONS: dict[str, tuple[set[str], int]] = {
+_WRAPPER_OPTIONS: dict[str, tuple[set[str] | dict[str, int], int]] = {
     "sudo": ({"-u", "-g", "-U", "-C", "-h", "-p", "-r", "-t", "-T", "-D", "--user", "--group", "--prompt",
               "--chdir", "--close-from", "--role", "--type", "--host", "--other-user"}, 0),
     "doas": ({"-u", "-C"}, 0),
@@ -1838,9 +1838,29 @@ _WRAPPER_OPTIONS: dict[str, tuple[set[str], int]] = {
     "proxychains": ({"-f"}, 0),
     "proxychains4": ({"-f"}, 0),
     "exec": ({"-a"}, 0),
+    "time": ({"-o", "--output", "-f", "--format"}, 0),
+    "unshare": ({"-S", "--setuid", "-G", "--setgid", "-w", "--wd", "-R", "--root", "--propagation", "--map-user",
+                 "--map-group", "--map-users", "--map-groups"}, 0),
+    "setpriv": ({"--reuid", "--regid", "--ruid", "--euid", "--rgid", "--egid", "--groups", "--inh-caps",
+                 "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label",
+                 "--apparmor-profile", "--landlock-access", "--landlock-rule", "--seccomp-filter"}, 0),
+    "prlimit": ({"-p", "--pid"}, 0),
+    "torsocks": ({"-u", "-p", "-a", "-P", "--user", "--pass", "--address", "--port"}, 0),
+    "caffeinate": ({"-t", "-w"}, 0),
+    "nsjail": ({"-C", "--config", "-R", "--bindmount_ro", "-B", "--bindmount", "-T", "--tmpfsmount", "-c", "--chroot",
+                "-u", "--user", "-g", "--group", "-E", "--env", "-M", "--mode", "-t", "--time_limit", "-H",
+                "--hostname", "-D", "--cwd", "-P", "--port"}, 0),
+    "bwrap": ({**dict.fromkeys(("--args", "--userns", "--userns2", "--pidns", "--chdir", "--unsetenv", "--lock-file",
+                                "--sync-fd", "--uid", "--gid", "--hostname", "--exec-label", "--file-label", "--seccomp",
+                                "--add-seccomp-fd", "--block-fd", "--userns-block-fd", "--info-fd", "--json-status-fd",
+                                "--cap-add", "--cap-drop", "--remount-ro", "--proc", "--dev", "--tmpfs", "--mqueue",
+                                "--dir", "--perms", "--size", "--argv0"), 1),
+               **dict.fromkeys(("--setenv", "--bind", "--bind-try", "--dev-bind", "--dev-bind-try", "--ro-bind",
+                                "--ro-bind-try", "--symlink", "--file", "--bind-data", "--ro-bind-data", "--chmod",
+                                "--overlay-src"), 2)}, 0),
 }
 #: Options of the wrappers not listed above (``nohup``, ``setsid``, ``valgrind``, ``linux64`` ...).
-_DEFAULT_WRAPPER_OPTIONS: tuple[set[str], int] = (set(), 0)
+_DEFAULT_WRAPPER_OPTIONS: tuple[set[str] | dict[str, int], int] = (set(), 0)
 
 
 def _peel(cmd: SimpleCommand, words: list[str] | None = None) -> list[str]:
@@ -1919,12 +1939,18 @@ def _peel(cmd: SimpleCommand, words: list[str] | None = None) -> list[str]:
     return argv
 
 
-#: Searchers whose first word that is not an option is the pattern, unless -e or -f gives it.
-_PATTERN_FIRST = {"grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack"}
-#: Their options that take the next word as a value.
-_SEARCH_VALUE_OPTIONS = {"-A", "-B", "-C", "-m", "-d", "-D", "-t", "-T", "-g", "-j", "-M", "--max-count", "--context",
-                         "--after-context", "--before-context", "--type", "--type-not", "--glob", "--threads",
-                         "--max-columns", "--include", "--exclude", "--exclude-dir"}
+#: Searchers whose first word that is not an option is the pattern, unless -e or -f gives it, and their
+#: options that take the next word as a value. Only options that surely take one: skipping a word that
+#: is not a value would take the file for the pattern and let it be read unseen (grep's -T takes none).
+_GREP_VALUES = {"-A", "-B", "-C", "-m", "-d", "-D", "--max-count", "--context", "--after-context", "--before-context",
+                "--include", "--exclude", "--exclude-dir", "--label", "--binary-files", "--devices", "--directories"}
+_SEARCH_VALUE_OPTIONS = {
+    **dict.fromkeys(("grep", "egrep", "fgrep", "zgrep", "ag", "ack"), _GREP_VALUES),
+    "rg": {"-A", "-B", "-C", "-m", "-t", "-T", "-g", "-j", "-M", "-E", "-d", "-r", "--max-count", "--context",
+           "--after-context", "--before-context", "--type", "--type-not", "--glob", "--iglob", "--threads",
+           "--max-columns", "--encoding", "--max-depth", "--max-filesize", "--sort", "--sortr", "--replace"},
+}
+_PATTERN_FIRST = set(_SEARCH_VALUE_OPTIONS)
 
 
 def _not_read(name: str, args: list[str]) -> set[int]:
@@ -1935,7 +1961,7 @@ def _not_read(name: str, args: list[str]) -> set[int]:
     for index, arg in enumerate(args):
         if skip:
             skip = False
-        elif arg in _SEARCH_VALUE_OPTIONS and name in _PATTERN_FIRST:
+        elif arg in _SEARCH_VALUE_OPTIONS.get(name, ()):
             skip = True
         elif arg == "--":
             positional += range(index + 1, len(args))
@@ -1978,12 +2004,15 @@ def _leading_value(args: list[str], names: Iterable[str], with_value: set[str]) 
     return None
 
 
-def _skip_options(args: list[str], *, with_value: set[str]) -> list[str]:
+def _skip_options(args: list[str], *, with_value: Iterable[str] | Mapping[str, int]) -> list[str]:
+    """``args`` after the leading options; ``with_value`` names those that take the next word (a mapping:
+    the next *n* words, as bwrap's ``--bind SRC DEST``)."""
+    counts = with_value if isinstance(with_value, Mapping) else dict.fromkeys(with_value, 1)
     i = 0
     while i < len(args) and args[i].startswith("-") and args[i] != "-":
         if args[i] == "--":
             return args[i + 1 :]
-        i += 2 if args[i] in with_value else 1
+        i += 1 + counts.get(args[i], 0)
     return args[i:]
 
 
