@@ -57,6 +57,7 @@ from clawcore.security.shell_vocabulary import (
     PROBES,
     READERS,
     REMOTE_SPEC,
+    RUNNERS,
     SECURITY_SERVICES,
     SENDERS,
     SETUID_MODE,
@@ -67,6 +68,7 @@ from clawcore.security.shell_vocabulary import (
     TUNNELS,
     URL,
     WEBSHELL,
+    WRAPPERS,
     WRAPPERS,
     is_credential,
     is_device,
@@ -460,6 +462,7 @@ class _Judge:
             # `$c`, `"$@"`, `${a[@]}`, `$(…)`: what runs is decided when the line runs (by `set --`, `read`,
             # an array, or word splitting on a changed IFS), which a static reading cannot follow.
             self.confirm("dynamic-command", f"the command's name is only known at run time ({cmd.words[0].raw})")
+        self._what_may_run(cmd, argv)
         if not argv:
             return
         name, args = argv[0], argv[1:]
@@ -545,6 +548,32 @@ class _Judge:
                 self._payload(text, why)  # runs later: only what is hostile counts now
             else:
                 self.found.extend(self.nested(text, why))
+
+    def _what_may_run(self, cmd: SimpleCommand, peeled: list[str]) -> None:
+        """Every tail of a wrapper's or runner's words that starts with an operand, judged as a command.
+
+        Their option grammars come from manuals, and one misread option (a flag taken to need a value)
+        would hide the command that runs behind it; a word holding spaces is judged as shell text too
+        (``tmux run-shell 'rm -rf /'``). Only denials count from these readings: most tails are not
+        commands at all, and what a tail would merely ask about is noise. The cost is a deny for
+        ``timeout 5 echo rm -rf /``.
+        """
+        words = cmd.words
+        if not words or (words[0].value.rsplit("/", 1)[-1] not in WRAPPERS | RUNNERS):
+            return
+        name = words[0].value.rsplit("/", 1)[-1]
+        texts = []
+        for index in range(1, len(words)):
+            word = words[index]
+            # `--command='rm -rf /'`: the value of a long option
+            text = word.value.split("=", 1)[1] if word.value.startswith("--") and "=" in word.value else word.value
+            if " " in text.strip():
+                texts.append(text.replace(shell.DYNAMIC, ""))
+            tail = words[index:]
+            if [w.value for w in tail] != peeled and not word.value.startswith("-") and not word.dynamic:
+                texts.append(" ".join(w.raw for w in tail))
+        for text in texts:
+            self.found.extend(f for f in self.nested(text, f"what {name} may run") if f.action is Action.DENY)
 
     # -- categories -------------------------------------------------------------
 

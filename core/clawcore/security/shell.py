@@ -637,6 +637,8 @@ class _Reader:
                         group = self.out.commands[before:]
                         last = group[-1] if group else last
                     tok = self.next_token()
+                    if first.raw == "time" and tok is not None and tok.kind == "word" and tok.raw in ("-p", "--"):
+                        tok = self.next_token()  # `time -p CMD`: the keyword's one option
                     continue
                 if first.raw == "}":
                     break

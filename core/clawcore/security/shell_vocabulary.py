@@ -57,7 +57,8 @@ __all__ = [
     "norm_path",
 ]
 
-SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "csh", "tcsh", "rbash"}
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish", "csh", "tcsh", "rbash", "yash", "posh", "oksh",
+          "loksh", "elvish", "nu", "xonsh"}
 INTERPRETERS = {
     "python": "-c",
     "python2": "-c",
@@ -142,6 +143,16 @@ WRAPPERS = {
     "xvfb-run",
     "dbus-launch",
     "valgrind",
+}
+#: Programs that run a command given in their arguments, beyond :data:`WRAPPERS`: supervisors, project
+#: runners (``uv run``, ``npm exec``), multiplexers, watchers. Their option grammars are many, so every
+#: tail of their words is judged as the command they may run.
+RUNNERS = {
+    "schedtool", "daemonize", "start-stop-daemon", "runcon", "chpst", "setuidgid", "softlimit", "envdir",
+    "envuidgid", "rlwrap", "chronic", "retry", "ifne", "pee", "entr", "watchexec", "nodemon", "capsh",
+    "systemd-nspawn", "machinectl", "mpirun", "mpiexec", "srun", "uv", "uvx", "poetry", "pipenv", "pdm", "hatch",
+    "rye", "pixi", "conda", "mamba", "micromamba", "tox", "nox", "npx", "npm", "pnpm", "yarn", "bunx", "tmux",
+    "screen", "ip", "nsenter", "with-contenv", "su-exec", "gosu", "chroot", "pkexec", "run-one", "lckdo",
 }
 FETCHERS = {
     "curl",
