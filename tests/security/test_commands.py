@@ -415,6 +415,16 @@ def test_any_text_gets_a_verdict_and_never_raises(text: str) -> None:
         ("cat ~/.config/gh/hosts.yml", DENY, "credential-read"),
         ("cat ~/.bash_history", DENY, "credential-read"),
         ("cat /etc/ssh/ssh_host_ed25519_key", DENY, "credential-read"),
+        ("grep -E ~/.ssh/id_rsa -e .", DENY, "credential-read"),  # -E is a flag of grep's, not curl's -E CERT
+        ("zgrep . ~/.ssh/id_rsa", DENY, "credential-read"),
+        ("look '' ~/.ssh/id_rsa", DENY, "credential-read"),
+        ("cat ~/.config/containers/auth.json", DENY, "credential-read"),
+        ("cat ~/.cargo/credentials.toml", DENY, "credential-read"),
+        ("cat infra/terraform.tfstate", DENY, "credential-read"),
+        ("cat /etc/kubernetes/admin.conf", DENY, "credential-read"),
+        ("cat ~/.cache/huggingface/token", DENY, "credential-read"),
+        ("cat /tmp/krb5cc_1000", DENY, "credential-read"),
+        ("cat service-account.json", DENY, "credential-read"),
     ],
 )
 def test_system_files_wrappers_uploads_and_credentials(command: str, action: Action, rule: str) -> None:

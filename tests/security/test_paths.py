@@ -93,6 +93,12 @@ def test_an_audit_log_and_keys_configured_outside_the_home_are_protected(tmp_pat
     assert allowed(policy, str(tmp_path / "srv" / "other.txt"), "write")
 
 
+@pytest.mark.parametrize("path", ["service-account.json", "gcp/client_secret_42.json", ".cargo/credentials.toml",
+                                  "infra/prod.tfstate", "/tmp/krb5cc_1000", "/tmp/ssh-XXXX/agent.123"])
+def test_more_credential_files_are_denied(policy: PathPolicy, path: str) -> None:
+    assert policy.check(path, "read").rules == ("path-denied",), path
+
+
 @pytest.mark.parametrize("path", ["server.KEY", "x.Key", "ID_RSA", "sub/.ENV", "sub/.Env.local", "certs/Store.P12"])
 def test_denied_entries_ignore_case(policy: PathPolicy, path: str) -> None:
     for op in ("read", "write"):

@@ -509,7 +509,7 @@ class _Judge:
         if name in SENDERS:
             self._sender(cmd, name, args)
         if name in READERS or (name in SENDERS and name not in ("ssh",)):
-            values = {
+            values = set() if name in _PATTERN_FIRST else {  # grep's -e, -i, -E, -F are no file options
                 args[k + 1]
                 for k in range(len(args) - 1)
                 if args[k]

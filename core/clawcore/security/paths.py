@@ -119,6 +119,21 @@ DEFAULT_DENIED_PATHS: tuple[str, ...] = (
     "**/*.key",
     "**/*.p12",
     "**/*.pfx",
+    "**/service-account*.json",
+    "**/service_account*.json",
+    "**/client_secret*.json",
+    "**/*.tfstate",
+    "**/*.tfstate.backup",
+    "**/.cargo/credentials*",
+    "**/.kaggle/kaggle.json",
+    "**/.config/containers/auth.json",
+    "**/.m2/settings-security.xml",
+    "**/huggingface/token",
+    "**/.claude/.credentials.json",
+    "**/.codex/auth.json",
+    "**/.config/sops/age/keys.txt",
+    "/tmp/krb5cc_*",
+    "/tmp/ssh-*/**",
 )
 
 #: Readable but never written: files whose change runs code later (git hooks, shell start-up files).

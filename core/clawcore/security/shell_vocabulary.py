@@ -211,7 +211,12 @@ READERS = {
     "grep",
     "egrep",
     "fgrep",
+    "zgrep",
+    "zcat",
     "rg",
+    "ag",
+    "ack",
+    "look",
     "awk",
     "sed",
     "cp",
@@ -447,10 +452,19 @@ CREDENTIAL = re.compile(
     r"\.config/gcloud(/|$)|\.kube/config|\.docker/config\.json|\.git-credentials|\.netrc|\.pgpass|"
     r"\.my\.cnf|\.npmrc|\.pypirc|\.vault-token|\.password-store|keychains?(/|$)|login\.keychain|"
     r"\.mozilla/.*(logins\.json|key\d\.db)|Login Data|Cookies$|\.local/share/keyrings|wallet\.dat|"
-    r"credentials(\.json|\.db)?$|\.terraformrc|\.boto$|\.s3cfg$|\.config/gh/hosts\.yml$|"
-    r"\.(bash|zsh|sh|ksh|mysql|psql|python|node_repl|sqlite|rediscli)_history$|fish/fish_history$|"
+    r"credentials(\.json|\.db|\.toml)?$|\.terraformrc|\.boto$|\.s3cfg$|\.config/gh/hosts\.yml$|"
+    r"\.(bash|zsh|sh|ksh|mysql|psql|python|node_repl|sqlite|rediscli)_history$|fish/fish_history$|\.zhistory$|"
+    r"containers/auth\.json$|\.m2/settings(-security)?\.xml$|\.gradle/gradle\.properties$|composer/auth\.json$|"
+    r"pypoetry/auth\.toml$|\.config/hub$|glab-cli/config\.yml$|credentials\.tfrc\.json$|[^/]*\.tfstate(\.backup)?$|"
+    r"\.kube(/|$)|rclone/rclone\.conf$|\.mc/config\.json$|\.oci/config$|doctl/config\.yaml$|\.databrickscfg$|"
+    r"\.snowflake/connections\.toml$|\.vercel/auth\.json$|heroku/config\.json$|huggingface/(stored_)?token(s)?$|"
+    r"\.kaggle/kaggle\.json$|\.claude/\.credentials\.json$|\.codex/auth\.json$|github-copilot/(hosts|apps)\.json$|"
+    r"sops/age/keys\.txt$|Bitwarden CLI/data\.json$|cookies\.sqlite$|service[-_]account[^/]*\.json$|"
+    r"client_secret[^/]*\.json$|"
     r"id_rsa$|id_dsa$|id_ecdsa$|id_ed25519$)"
     r"|^/etc/(shadow|gshadow|sudoers|master\.passwd|security/opasswd)|^/etc/ssh/ssh_host_[^/]*key$"
+    r"|^/etc/(kubernetes/admin\.conf|rancher/k3s/k3s\.yaml|krb5\.keytab|wireguard/|NetworkManager/system-connections/)"
+    r"|^/var/lib/tailscale/|^/tmp/krb5cc_|^/tmp/ssh-[^/]*/agent\."
     r"|^/proc/(self|\d+|\*)/(environ|mem|maps)$"
     r"|^/var/run/secrets|^/run/secrets|(^|/)\.env(\.[\w-]+)?$|\.(pem|key|p12|pfx|kdbx|keystore|jks)$",
     re.IGNORECASE,
