@@ -172,7 +172,22 @@ def _ascending(validator: Any, keys: Any, instance: Any, schema: Mapping[str, An
                 f"{high_name} ({high}) is below {low_name} ({low}); each must be at least the one before")
 
 
-_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"x-ascending": _ascending})
+def _at_least(validator: Any, minimum: Any, instance: Any, schema: Mapping[str, Any]) -> Iterator[Any]:
+    """``x-at-least``: a size or duration (by the schema's ``format``) no smaller than this one (``6m``, ``1s``).
+
+    A size of 0 means "no limit" to a container engine: a limit written as 0 would turn itself off.
+    """
+    parse = parse_duration if str(schema.get("format", "")).endswith("duration") else parse_size
+    try:
+        value, floor = parse(instance), parse(minimum)
+    except (TypeError, ValueError):
+        return  # the format check names a value that does not parse
+    if value < floor:
+        yield jsonschema.ValidationError(f"{instance!r} is below the least allowed, {minimum}")
+
+
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator,
+                                          {"x-ascending": _ascending, "x-at-least": _at_least})
 
 
 def clawcore_home(environ: Mapping[str, str] | None = None) -> Path:

@@ -29,7 +29,7 @@ MALFORMED = [
      "memory.search.weights: {'text': 0, 'vector': 0.0} gives both searches a weight of 0; at least one must count"),
     ("memory:\n  chunking: {tokens: 8}\n", "memory.chunking.tokens: 8 is out of range: it must be at least 16"),
     ("sandbox:\n  docker:\n    memoryLimit: 512x\n", "sandbox.docker.memoryLimit: '512x' is not a size like 512m"),
-    ("sandbox:\n  docker:\n    timeout: soon\n", "sandbox.docker.timeout: 'soon' is not a duration like 30s"),
+    ("sandbox:\n  docker:\n    timeout: soon\n", "sandbox.docker.timeout: 'soon' is not a duration above 0 like 30s"),
     ("key: value\n\tbad: tab\n", "invalid YAML"),
     ("sandbox:\n  timeout: -3\n", "sandbox.timeout: -3 is not a duration like 30s"),
     ("timezone: Mars/Olympus\n", "timezone: 'Mars/Olympus' is not a known IANA zone like Europe/Berlin"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import socket
 import threading
 import time
@@ -69,6 +71,16 @@ def test_unreachable_engine_fails_closed_with_a_clear_error(
     message = str(raised.value)
     assert "no-engine.sock" in message and "DOCKER_HOST" in message
     assert events.of("sandbox.docker.unavailable")[0]["fallback"] == "fail-closed"
+
+
+@pytest.mark.parametrize(("address", "said"), [("tcp://[::1", "Invalid IPv6 URL"),
+                                               ("unix://", "the socket (none given) does not exist")])
+def test_a_docker_host_that_is_no_address_is_one_clear_error(
+    monkeypatch: pytest.MonkeyPatch, make_context: Callable[..., HookContext], address: str, said: str
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", address)
+    with pytest.raises(SandboxUnavailable, match=re.escape(said)):
+        make_backend({"sandbox": {"docker": {"engineTimeout": "2s"}}}, make_context())
 
 
 def test_hanging_engine_times_out(

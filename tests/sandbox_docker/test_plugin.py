@@ -56,13 +56,19 @@ def test_config_defaults_fill_the_section(tmp_path: Path) -> None:
     ("key", "value", "expected"),
     [
         ("memoryLimit", "512x", "sandbox.docker.memoryLimit: '512x' is not a size like 512m"),
-        ("timeout", "soon", "sandbox.docker.timeout: 'soon' is not a duration like 30s"),
+        ("timeout", "soon", "sandbox.docker.timeout: 'soon' is not a duration above 0 like 30s"),
         ("workspaceAccess", "write", "sandbox.docker.workspaceAccess: 'write' is not one of"),
         ("networkMode", "host", "sandbox.docker.networkMode: 'host' is not one of"),
         ("cpuLimit", 0, "sandbox.docker.cpuLimit"),
         ("pidsLimit", 1, "sandbox.docker.pidsLimit"),
         ("fallback", "open", "sandbox.docker.fallback: 'open' is not one of"),
         ("memoryLimt", "1g", "sandbox.docker.memoryLimt: unknown key (did you mean 'memoryLimit'?)"),
+        # 0 is "no limit" to the engine; a timeout of 0 kills every command at once
+        ("memoryLimit", 0, "sandbox.docker.memoryLimit: 0 is below the least allowed, 6m"),
+        ("memoryLimit", "1k", "sandbox.docker.memoryLimit: '1k' is below the least allowed, 6m"),
+        ("tmpfsSize", 0, "sandbox.docker.tmpfsSize: 0 is below the least allowed, 1m"),
+        ("timeout", 0, "sandbox.docker.timeout: 0 is not a duration above 0"),
+        ("engineTimeout", "0s", "sandbox.docker.engineTimeout: '0s' is not a duration above 0"),
     ],
 )
 def test_bad_values_name_the_key(tmp_path: Path, key: str, value: object, expected: str) -> None:
@@ -89,11 +95,12 @@ def test_config_check_reports_a_bad_size(tmp_path: Path) -> None:
     assert load_config(home, pm=get_plugin_manager()).get("sandbox.docker.memoryLimit") == "256m"
 
 
-@pytest.mark.parametrize("user", ["root", "0", "0:0", "root:root", "00", "0000", "00:00", "+0"])
+@pytest.mark.parametrize("user", ["root", "0", "0:0", "root:root", "00", "0000", "00:00", "+0", "-0", "65534:0",
+                                  "65534:root", "-1"])
 def test_root_user_is_refused(tmp_path: Path, user: str) -> None:
     from clawcore_sandbox_docker import DockerSettings
 
-    with pytest.raises(ConfigError, match=r"sandbox.docker.user: .* runs commands as root"):
+    with pytest.raises(ConfigError, match=r"sandbox.docker.user: .* is root or not a uid:gid"):
         DockerSettings.from_section({"user": user})
     with pytest.raises(ConfigError) as raised:  # and `clawcore config check` says so before any run
         load_config(tmp_path, data={"sandbox": {"docker": {"user": user}}}, pm=get_plugin_manager())
@@ -105,6 +112,6 @@ def test_auto_user_is_the_workspace_owner_unless_root(tmp_path: Path) -> None:
 
     settings = DockerSettings.from_section({"user": "auto"})
     owner = tmp_path.stat()
-    expected = "65534:65534" if owner.st_uid == 0 else f"{owner.st_uid}:{owner.st_gid}"
+    expected = "65534:65534" if owner.st_uid == 0 else f"{owner.st_uid}:{owner.st_gid or 65534}"
     assert settings.resolve_user(tmp_path) == expected
     assert DockerSettings.from_section({"user": "1000:1000"}).resolve_user(tmp_path) == "1000:1000"

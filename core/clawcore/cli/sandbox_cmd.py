@@ -19,8 +19,6 @@ def command() -> None:
 
 
 def _ask(call: ToolCall, decision: Decision) -> bool:
-    if not sys.stdin.isatty():
-        return False
     reasons = "; ".join(decision.reasons) or "the policy asks for confirmation"
     return click.confirm(f"run {call.arguments.get('command')!r}? ({reasons})", default=False, err=True)
 
@@ -41,7 +39,7 @@ def run(state: CliState, backend_name: str | None, timeout_s: float | None, word
     from clawcore.config import parse_duration
 
     line = words[0] if len(words) == 1 else shlex.join(words)
-    runtime = state.runtime(confirm=_ask)
+    runtime = state.runtime(confirm=_ask if sys.stdin.isatty() else None)  # no terminal: no one to ask
     context = runtime.context("cli-sandbox", channel="cli")
     call = ToolCall("bash", {"command": line}, "sandbox-run")
     decision = runtime.decide(call, context)

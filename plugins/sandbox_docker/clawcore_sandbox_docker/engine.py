@@ -46,15 +46,16 @@ def connect(engine_timeout_s: float) -> Any:
 
     :raises SandboxUnavailable: nothing answers there.
     """
-    address = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    address = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
     if address.startswith("unix://") and not os.path.exists(address[len("unix://"):]):
+        socket = address[len("unix://"):] or "(none given)"
         raise SandboxUnavailable(
-            f"no container engine: the socket {address[len('unix://'):]} does not exist; start Docker, or "
+            f"no container engine: the socket {socket} does not exist; start Docker, or "
             "Podman's API service (podman system service), and point DOCKER_HOST at its socket"
         )
     try:
         probe = docker.from_env(timeout=engine_timeout_s, version=_PROBE_API_VERSION)
-    except ENGINE_ERRORS as exc:
+    except (*ENGINE_ERRORS, ValueError) as exc:  # ValueError: a DOCKER_HOST that is not an address
         raise SandboxUnavailable(
             f"no container engine at {engine_address()}: {_short(exc)}; start Docker, or Podman's API "
             "service (podman system service), and point DOCKER_HOST at it"
@@ -63,7 +64,7 @@ def connect(engine_timeout_s: float) -> Any:
         response = probe.api.get(probe.api.base_url + "/_ping", timeout=engine_timeout_s)
         response.raise_for_status()
         version = response.headers.get("Api-Version") or "auto"
-    except ENGINE_ERRORS as exc:
+    except (*ENGINE_ERRORS, ValueError) as exc:
         raise SandboxUnavailable(
             f"the container engine at {engine_address()} does not answer: {_short(exc)}; start it "
             "(Docker, or `podman system service`) or fix DOCKER_HOST"

@@ -8,6 +8,8 @@ parses strings.
 
 from __future__ import annotations
 
+import re
+
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -46,6 +48,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "memoryLimit": {
             "type": ["string", "integer"],
             "format": "size",
+            "x-at-least": "6m",  # 0 means no limit to the engine, and under 6m it refuses to start
             "default": "512m",
             "description": "Memory (and memory+swap) limit; a command past it is killed (exit 137).",
         },
@@ -58,7 +61,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         },
         "timeout": {
             "type": ["string", "number"],
-            "format": "duration",
+            "format": "positive-duration",
             "default": "30s",
             "description": "Longest a command may run; a caller may ask for less, never more.",
         },
@@ -78,10 +81,11 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "user": {
             "type": "string",
             "minLength": 1,
-            "pattern": r"^(auto|[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)?)$",
-            "not": {"pattern": r"^(root|0+)(:|$)"},
-            "x-error": "is root or not a uid:gid, user:group or 'auto'; use an unprivileged uid:gid such as "
-                       "65534:65534, or 'auto'",
+            # Plain digits or a name that starts with a letter: `-0` or `+0` would reach the engine as uid 0.
+            "pattern": r"^(auto|([0-9]+|[A-Za-z_][A-Za-z0-9_.-]*)(:([0-9]+|[A-Za-z_][A-Za-z0-9_.-]*))?)$",
+            "not": {"pattern": r"^(root|0+)(:|$)|:(root|0+)$"},
+            "x-error": "is root (user or group) or not a uid:gid, user:group or 'auto'; use an unprivileged "
+                       "uid:gid such as 65534:65534, or 'auto'",
             "default": "auto",
             "description": "uid:gid the commands run as; never root. auto: the workspace owner, "
             "or 65534:65534 when root owns it.",
@@ -89,6 +93,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "tmpfsSize": {
             "type": ["string", "integer"],
             "format": "size",
+            "x-at-least": "1m",  # size=0 is an unbounded tmpfs
             "default": "64m",
             "description": "Size of the writable tmpfs at /tmp.",
         },
@@ -107,7 +112,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         },
         "engineTimeout": {
             "type": ["string", "number"],
-            "format": "duration",
+            "format": "positive-duration",
             "default": "20s",
             "description": "Longest wait for any one call to the engine.",
         },
@@ -146,10 +151,12 @@ class DockerSettings:
         :raises ConfigError: the user is root, which the schema alone cannot say clearly.
         """
         user = str(section.get("user", "auto"))
-        uid = user.split(":", 1)[0].strip()
-        if uid == "root" or uid.lstrip("+").isdigit() and int(uid) == 0:
+        parts = [part.strip() for part in user.split(":", 1)]
+        # Any spelling the engine may read as 0 (`00`, `+0`, `-0`), for the user or the group.
+        if any(part == "root" or re.fullmatch(r"[+-]?0+", part) for part in parts) or \
+                not re.fullmatch(r"auto|([0-9]+|[A-Za-z_][\w.-]*)(:([0-9]+|[A-Za-z_][\w.-]*))?", user):
             raise ConfigError(
-                f"sandbox.docker.user: {user!r} runs commands as root; use an unprivileged "
+                f"sandbox.docker.user: {user!r} is root or not a uid:gid; use an unprivileged "
                 f"uid:gid such as {UNPRIVILEGED_USER} or 'auto'"
             )
         return cls(
@@ -179,4 +186,5 @@ class DockerSettings:
             return UNPRIVILEGED_USER
         if info.st_uid == 0:
             return UNPRIVILEGED_USER
-        return f"{info.st_uid}:{info.st_gid}"
+        # A workspace in the root group must not hand the container gid 0.
+        return f"{info.st_uid}:{info.st_gid if info.st_gid != 0 else UNPRIVILEGED_USER.split(':')[1]}"
