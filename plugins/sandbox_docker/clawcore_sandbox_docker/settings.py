@@ -8,9 +8,8 @@ parses strings.
 
 from __future__ import annotations
 
-import re
-
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
