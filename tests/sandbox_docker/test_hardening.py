@@ -211,3 +211,35 @@ def test_output_is_capped_and_a_flood_stopped(make_docker: Callable[..., Any], t
     assert flood.truncated and not flood.timed_out
     assert flood.exit_code != 0
     assert "[killed: output passed" in flood.stderr
+
+
+def test_the_runtimes_files_and_credentials_in_the_workspace_stay_covered(
+        docker_config: Callable[..., Any], workspace: Path, events: Any) -> None:
+    """A home kept in the project, and a workspace that is a home of its own: the mount must not show them."""
+    from clawcore.types import HookContext
+    from clawcore_sandbox_docker import make_backend
+
+    home = workspace / ".clawcore"
+    (home / "audit" / "keys").mkdir(parents=True)
+    (home / "clawcore.yaml").write_text("sandbox: {backend: docker}\n", encoding="utf-8")
+    (home / "audit" / "keys" / "signing.pem").write_text("PRIVATE\n", encoding="utf-8")
+    (workspace / ".ssh").mkdir()
+    (workspace / ".ssh" / "id_rsa").write_text("KEY\n", encoding="utf-8")
+    (workspace / ".netrc").write_text("machine x password p\n", encoding="utf-8")
+    (workspace / "notes.md").write_text("host data\n", encoding="utf-8")
+    if os.geteuid() == 0:
+        for path in [workspace, *workspace.rglob("*")]:
+            os.chown(path, 65534, 65534)  # readable by the user the container runs as, were it not covered
+    context = HookContext(session_id="covered", home=home, workspace=workspace, config={}, record=events)
+    backend = make_backend(docker_config(workspaceAccess="rw"), context)
+    try:
+        result = backend.run("cat notes.md; cat .clawcore/clawcore.yaml .clawcore/audit/keys/signing.pem "
+                             ".ssh/id_rsa .netrc 2>/dev/null; echo x > .netrc; ls .ssh 2>&1 | head -1",
+                             cwd=workspace, timeout_s=20)
+    finally:
+        backend.close()
+    assert result.stdout.startswith("host data\n"), result
+    for secret in ("backend", "PRIVATE", "KEY", "password"):
+        assert secret not in result.stdout, result
+    assert (home / "clawcore.yaml").read_text(encoding="utf-8") == "sandbox: {backend: docker}\n"
+    assert (workspace / ".netrc").read_text(encoding="utf-8") == "machine x password p\n"

@@ -97,11 +97,22 @@ def report(error: ClawcoreError) -> None:
         click.echo(redact(f"error: {error}"), err=True)
 
 
+def _exit_cleanly_on_signals() -> None:
+    """SIGTERM and SIGHUP end the process through ``SystemExit``, so that exit handlers still run: a
+    sandbox container is removed, an audit log signed. Left at their default they end it on the spot."""
+    import signal
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, lambda number, frame: sys.exit(128 + number))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     from clawcore.cli.state import build_plugin_manager
 
     args = list(argv) if argv is not None else sys.argv[1:]
+    if argv is None:  # the console script, not a caller's process
+        _exit_cleanly_on_signals()
     # A warning (a plugin skipped, a command kept) is one line on stderr, not a line of Python source too.
     warnings.formatwarning = lambda message, category, *rest, **kw: f"warning: {message}\n"
     try:

@@ -48,7 +48,7 @@ from typing import Any
 from clawcore.security.secrets import scan_text
 from clawcore.types import ExecResult, ProviderUnavailable
 
-__all__ = ["BASE_ENV_KEYS", "Isolation", "LocalSandbox", "detect_isolation"]
+__all__ = ["BASE_ENV_KEYS", "Isolation", "LocalSandbox", "credential_stores", "detect_isolation"]
 
 #: Environment variables every command gets from the parent (nothing secret).
 BASE_ENV_KEYS: tuple[str, ...] = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LANGUAGE", "TERM", "TZ")
@@ -63,6 +63,13 @@ Isolation = str  # "bwrap" | "unshare" | "none"
 _HIDDEN_HOME_DIRS = (".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure", ".config/gcloud", ".config/gh")
 _HIDDEN_HOME_FILES = (".netrc", ".npmrc", ".pypirc", ".git-credentials", ".vault-token", ".bash_history",
                       ".zsh_history")
+
+
+def credential_stores(home: Path) -> list[Path]:
+    """The credential stores a home folder may hold (``.ssh``, ``.aws``, ``.netrc`` ...), which sandboxes hide."""
+    return [home / rel for rel in (*_HIDDEN_HOME_DIRS, *_HIDDEN_HOME_FILES)]
+
+
 #: System files and folders hidden the same way; container-engine sockets among them (a shell that can reach
 #: one can start a privileged container, network or no network).
 _HIDDEN_SYSTEM_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/var/run/docker.sock", "/run/docker.sock")
@@ -329,8 +336,7 @@ class LocalSandbox:
         covering it would hide what the command works on.
         """
         user_home = Path.home()
-        candidates = [user_home / rel for rel in _HIDDEN_HOME_DIRS] + [Path(d) for d in _HIDDEN_SYSTEM_DIRS]
-        candidates += [user_home / rel for rel in _HIDDEN_HOME_FILES] + [Path(f) for f in _HIDDEN_SYSTEM_FILES]
+        candidates = [*credential_stores(user_home), *map(Path, _HIDDEN_SYSTEM_DIRS), *map(Path, _HIDDEN_SYSTEM_FILES)]
         candidates += list(self.hidden)
         engine = os.environ.get("DOCKER_HOST", "")
         if engine.startswith("unix://"):

@@ -8,6 +8,7 @@ Docker SDK for Python.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from clawcore import hookimpl
@@ -90,6 +91,9 @@ def make_backend(config: Any, context: HookContext) -> SandboxBackend:
             return _local_backend(config, context, str(exc))
         context.record("sandbox.docker.unavailable", {"reason": str(exc), "fallback": "fail-closed"})
         raise
+    from clawcore.sandbox.local import credential_stores
+    from clawcore.security.paths import runtime_paths
+
     return DockerSandbox(
         client,
         settings,
@@ -97,6 +101,9 @@ def make_backend(config: Any, context: HookContext) -> SandboxBackend:
         session_id=context.session_id,
         record=context.record,
         local_factory=lambda: _local_backend(config, context, "the container engine failed"),
+        # What lies inside the mounted workspace of these is covered in the container.
+        hidden=[*map(Path, runtime_paths(context.home, context.workspace, config)),
+                *credential_stores(context.workspace), *credential_stores(Path.home())],
     )
 
 

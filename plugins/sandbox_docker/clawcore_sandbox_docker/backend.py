@@ -11,15 +11,18 @@ interpreter exit, and — after a crash — by the start-up sweep of
 from __future__ import annotations
 
 import atexit
+import os
+import tempfile
 import threading
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import docker.errors
+import docker.types
 from clawcore.types import ExecResult, SandboxBackend
 
 from clawcore_sandbox_docker.engine import ENGINE_ERRORS, SandboxEngineError, engine_address
@@ -62,6 +65,19 @@ _live: weakref.WeakSet[DockerSandbox] = weakref.WeakSet()
 _atexit_registered = False
 
 
+_empty: str | None = None
+
+
+def _empty_folder() -> str:
+    """An empty folder no one may enter, made once per process and removed at exit: what covers a folder."""
+    global _empty
+    if _empty is None:
+        _empty = tempfile.mkdtemp(prefix="clawcore-covered-")
+        os.chmod(_empty, 0)
+        atexit.register(os.rmdir, _empty)
+    return _empty
+
+
 def _close_all_live() -> None:
     for backend in list(_live):
         backend.close()
@@ -98,11 +114,14 @@ class DockerSandbox:
         session_id: str = "",
         record: Recorder | None = None,
         local_factory: LocalFactory | None = None,
+        hidden: Sequence[Path] = (),
     ) -> None:
         global _atexit_registered
         self.client = client
         self.settings = settings
         self.workspace = Path(workspace).expanduser()
+        #: Host paths that must not show through the workspace mount (the runtime's files, credential stores).
+        self.hidden = tuple(Path(p) for p in hidden)
         self.session_id = session_id
         self.user = settings.resolve_user(self.workspace)
         self._record = record or (lambda kind, data: None)
@@ -221,9 +240,11 @@ class DockerSandbox:
             return self._container
         s = self.settings
         volumes = {}
+        masks: list[docker.types.Mount] = []
         if s.workspace_access != "none":
             self.workspace.mkdir(parents=True, exist_ok=True)
             volumes[str(self.workspace.resolve())] = {"bind": WORKSPACE_MOUNT, "mode": s.workspace_access}
+            masks = self._masks()
         name = f"clawcore-sandbox-{uuid.uuid4().hex[:12]}"
         container = self.client.containers.create(
             s.image,
@@ -244,6 +265,7 @@ class DockerSandbox:
             nano_cpus=s.nano_cpus,
             tmpfs={"/tmp": f"rw,nosuid,nodev,size={s.tmpfs_bytes},mode=1777"},
             volumes=volumes,
+            mounts=masks,
             stdin_open=False,
             tty=False,
         )
@@ -258,6 +280,28 @@ class DockerSandbox:
             {"container": name, "image": s.image, "user": self.user, "session": self.session_id},
         )
         return container
+
+    def _masks(self) -> list[docker.types.Mount]:
+        """What covers the hidden paths inside the mounted workspace: an empty, inaccessible folder over a
+        folder, ``/dev/null`` over a file. A home kept in the project (``workspace: .``) or a workspace that
+        is a home of its own would otherwise show its config, audit keys and credentials to every command.
+
+        They are ``mounts``, which the engine applies after the workspace's bind. Not tmpfs: Podman copies
+        what the covered folder holds into a tmpfs mounted over it."""
+        root = self.workspace.resolve()
+        masks: list[docker.types.Mount] = []
+        covered: list[Path] = []
+        for real in sorted({Path(os.path.realpath(path)) for path in self.hidden}, key=lambda p: len(p.parts)):
+            if real == root or not real.is_relative_to(root) or not os.path.lexists(real) or \
+                    any(real.is_relative_to(folder) for folder in covered):  # hidden with its folder already
+                continue
+            target = f"{WORKSPACE_MOUNT}/{real.relative_to(root).as_posix()}"
+            if real.is_dir():
+                covered.append(real)
+                masks.append(docker.types.Mount(target, _empty_folder(), type="bind", read_only=True))
+            else:
+                masks.append(docker.types.Mount(target, "/dev/null", type="bind", read_only=True))
+        return masks
 
     def _discard_container(self) -> None:
         container, self._container = self._container, None
