@@ -69,7 +69,6 @@ from clawcore.security.shell_vocabulary import (
     URL,
     WEBSHELL,
     WRAPPERS,
-    WRAPPERS,
     is_credential,
     is_device,
     is_root_target,
