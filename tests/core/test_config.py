@@ -162,7 +162,7 @@ def test_a_plugin_section_refuses_keys_it_does_not_declare(plugin_manager, regis
     register_plugin(Settings(), "pp")
     with pytest.raises(ConfigError) as raised:
         load_config(data={"pp": {"a": 2, "zzz": 3, "sub": {"x": "1", "y": 2}}}, pm=plugin_manager)
-    assert raised.value.problems == ["pp.sub.y: unknown key (known keys: x)", "pp.zzz: unknown key (known keys: a, sub, "
-                                     "free, own)"]
+    assert raised.value.problems == ["pp.sub.y: unknown key (known keys: x)",
+                                     "pp.zzz: unknown key (known keys: a, sub, free, own)"]
     config = load_config(data={"pp": {"free": {"anything": 1}, "own": {"y": 1}}}, pm=plugin_manager)
     assert config.get("pp.free.anything") == 1 and config.get("pp.own.y") == 1

@@ -444,9 +444,9 @@ def test_a_workspace_that_cannot_be_entered_keeps_the_index(shared_home: Path) -
 def test_a_workspace_that_does_not_exist_is_said_not_searched_in_silence(tmp_path: Path, open_mem) -> None:
     memory = open_mem(tmp_path / "no-such-workspace")
     for warnings in (memory.search("kayak").warnings, memory.status()["warnings"]):
-        assert [w for w in warnings if "workspace" in w] == [
-            f"the workspace {tmp_path / 'no-such-workspace'} does not exist; there is no memory to index or search "
-            "(create it, or check --home and the workspace setting)"], warnings
+        said = (f"the workspace {tmp_path / 'no-such-workspace'} does not exist; there is no memory to index or "
+                "search (create it, or check --home and the workspace setting)")
+        assert [w for w in warnings if "workspace" in w] == [said], warnings
     assert memory.sync().indexed == 0
     assert not (tmp_path / "no-such-workspace").exists()  # nothing made where the user did not say
 
