@@ -465,6 +465,7 @@ class _Judge:
         if not argv:
             return
         name, args = argv[0], argv[1:]
+        _entry_point_copy(self, cmd, name, args)
         elevated = _elevated(cmd)
         if elevated:
             self.confirm("sudo", "runs with elevated privileges (sudo/doas/su)")
@@ -483,6 +484,17 @@ class _Judge:
             texts = _effective_texts(cmd)
             # handlers see unknown parts of words (`"$DIR"/*`): a path that is not known is not a known root
             handler(self, view, texts[1:] if len(texts) == len(argv) else args)
+        for target in _edited_in_place(name, args):
+            self._write_target(cmd, target, append=False, via=f"{name} -i")
+        for target, replaces in _unpacked_into(name, args):
+            if not target.strip(shell.DYNAMIC):
+                continue  # only known when the line runs (`rsync $SRC $DEST`)
+            if norm_path(target) in _CORE_SYSTEM or replaces and is_root_target(target) and \
+                    not norm_path(target).startswith("~"):
+                # Over `/`, `/usr` or `/etc` an archive can replace any system file; `rsync --delete` empties them.
+                self.deny("system-delete", f"{name} {'replaces what is in' if replaces else 'unpacks into'} {target}")
+            else:
+                self._write_target(cmd, target, append=False, via=name)
         if name.startswith("mkfs") or name in (
             "mke2fs",
             "mkswap",
@@ -692,7 +704,7 @@ class _Judge:
         ):
             self.deny("defense-evasion", f"weakens a kernel protection ({p})")
             return
-        if p.startswith(SYSTEM_PREFIXES):
+        if (p.rstrip("/") + "/").startswith(SYSTEM_PREFIXES):
             self.confirm("system-write", f"writes to the system location {p}")
 
     def _removes(self, cmd: SimpleCommand, target: str, *, via: str) -> None:
@@ -701,8 +713,8 @@ class _Judge:
         p = norm_path(target)
         if CRITICAL_FILES.match(p) or ESSENTIAL_FILES.search(p):
             self.deny("system-delete", f"{via} removes or replaces the system file {p}")
-        elif "/" in p.rstrip("/*") and is_root_target(p) and re.search(r"[*?\[]", p):
-            self.deny("destructive-delete", f"{via} removes everything in {p}")
+        elif p not in ("~", "/") and is_root_target(p) and not p.startswith("~"):
+            self.deny("destructive-delete", f"{via} removes {p}" + (" and everything in it" if "*" in p else ""))
         else:
             self._write_target(cmd, target, append=False, via=via)
 
@@ -736,8 +748,10 @@ class _Judge:
             self.confirm("interactive-shell", "starts an interactive shell wired to other files")
 
     def _interpreter(self, cmd: SimpleCommand, name: str, args: list[str]) -> None:
-        if _option_value(args, ("-m",)) in ("clawcore", "clawcore.cli"):
-            _runtime_cli(self, cmd, args)
+        module = _option_value(args, ("-m",)) or ""
+        script = next((a for a in args if not a.startswith("-")), "") if not module else ""
+        if module.split(".")[0] == "clawcore" or script.rsplit("/", 1)[-1] == "clawcore":
+            _runtime_cli(self, cmd, args)  # `python -m clawcore…`, `python3 .venv/bin/clawcore …`
         flag = INTERPRETERS.get(re.sub(r"[\d.]+$", "", name) if name not in INTERPRETERS else name, "-e")
         code = None
         for i, arg in enumerate(args):
@@ -752,6 +766,9 @@ class _Judge:
 
     def _code(self, code: str, lang: str) -> None:
         """Judge a one-liner for an interpreter by what it calls."""
+        if re.search(r"\b(?:from|import)\s+clawcore\b|import_module\(\s*['\"]clawcore|__import__\(\s*['\"]clawcore",
+                     code):
+            self.deny("runtime-cli", f"{lang} code imports clawcore: the agent may not operate its own runtime")
         if CODE_REVERSE_SHELL.search(code) and CODE_SPAWN.search(code):
             self.deny("reverse-shell", f"{lang} code opens a socket and attaches a shell or process to it")
         if CODE_FETCH.search(code) and CODE_EVAL.search(code):
@@ -765,7 +782,7 @@ class _Judge:
         literals = [a or b for a, b in CODE_STRING.findall(code)]
         if CODE_DESTROY.search(code) and (CODE_ROOTISH.search(code) or any(map(is_root_target, literals))):
             self.deny("destructive-delete", f"{lang} code deletes the home folder or the filesystem root")
-        if CODE_DESTROY.search(code):
+        if CODE_DESTROY.search(code) or re.search(r"open\s*\([^)]*['\"][wa+]", code):
             for literal in literals:
                 if CRITICAL_FILES.match(norm_path(literal)) or ESSENTIAL_FILES.search(norm_path(literal)):
                     self.deny("system-delete", f"{lang} code removes the system file {literal}")
@@ -1260,6 +1277,8 @@ def _shred(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
             j.deny("destructive-delete", f"destroys {t}")
         elif LOGS.search(norm_path(t)):
             j.deny("log-tamper", f"destroys the log {t}")
+        else:
+            j._removes(cmd, t, via=cmd.name)
 
 
 def _find(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
@@ -1385,15 +1404,20 @@ def _chmod(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
     )
     if name == "chmod" and SETUID_MODE.match(mode):
         j.deny("setuid", f"sets the setuid/setgid bit ({mode}) on {' '.join(targets) or 'a file'}")
+    # Taking permissions away from group and others in one's own home is privacy, not a wipe.
+    private = name == "chmod" and re.fullmatch(r"[go]+-[rwxXst]+", mode) is not None
     for t in targets:
         p = norm_path(t)
-        if recursive and p in _PERMISSION_ROOTS:
+        if recursive and p in _PERMISSION_ROOTS and not (private and p in ("~", "~/*")):
             j.deny("permission-wipe", f"changes ownership or permissions of everything under {t}")
+        elif ESSENTIAL_FILES.search(p):
+            j.deny("system-delete", f"changes ownership or permissions of the system file {p}")
         elif recursive and is_root_target(p):
             j.confirm("system-permissions", f"changes ownership or permissions of everything under {t}")
         elif CRITICAL_FILES.match(p) or p in ("/etc/shadow", "/etc/sudoers"):
             j.deny("system-accounts", f"changes permissions of {p}")
-        elif p in ("/", "/etc", "/usr", "/bin", "/sbin", "/usr/bin", "~"):
+        elif p in ("/", "/etc", "/usr", "/bin", "/sbin", "/usr/bin") or p == "~" and not (
+                private or re.fullmatch(r"0?7[0-5][0-5]", mode)):  # `chmod 700 ~` closes the home
             j.confirm("system-permissions", f"changes permissions of {p}")
     if name == "setfacl" and recursive and any(is_root_target(a) for a in args):
         j.deny("permission-wipe", "changes access control lists of a whole system tree")
@@ -1594,6 +1618,8 @@ def _container(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
             binds and plain and norm_path(plain[0]) in ("/", "/etc", "/root", "~")
         ):
             j.confirm("mount", "mounts a disk or the host filesystem")
+        if plain and (CRITICAL_FILES.match(norm_path(plain[-1])) or ESSENTIAL_FILES.search(norm_path(plain[-1]))):
+            j.deny("system-delete", f"mounts something over the system file {plain[-1]}")
     elif cmd.name in ("insmod", "modprobe", "rmmod"):
         j.confirm("kernel-module", f"{cmd.name} changes kernel modules")
 
@@ -1629,6 +1655,16 @@ def _environment(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
             if _effective(down)[:1] and _effective(down)[0] in SENDERS:
                 j.deny("exfiltration", "sends the environment (API keys, tokens) over the network")
                 return
+
+
+def _entry_point_copy(j: _Judge, cmd: SimpleCommand, name: str, args: list[str]) -> None:
+    """``ln -s …/bin/clawcore cc``, ``$(which clawcore) audit …``: the runtime's command by another name."""
+    copied = name in ("ln", "cp", "install", "rsync", "mv") and any(
+        a.rsplit("/", 1)[-1] == "clawcore" for a in args if not a.startswith("-"))
+    located = any((_effective(c)[:1] or [""])[0] in ("which", "command", "type", "whereis", "realpath", "readlink")
+                  and "clawcore" in _effective(c)[1:] for c in cmd.substitutions)
+    if copied or located:
+        _runtime_cli(j, cmd, args)
 
 
 def _runtime_cli(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
@@ -2003,6 +2039,47 @@ def _not_read(name: str, args: list[str]) -> set[int]:
     if name in ("cp", "install", "rsync", "scp") and len(positional) >= 2:
         return {positional[-1]}
     return set()
+
+
+#: Folders the machine runs from: an archive unpacked over one can replace any program or setting in it
+#: (unpacking into ``/usr/local`` or ``/opt`` is how software is installed, and only asks).
+_CORE_SYSTEM = frozenset({"/", "/etc", "/usr", "/bin", "/sbin", "/boot", "/lib", "/lib64", "/usr/bin", "/usr/sbin",
+                          "/usr/lib"})
+
+
+def _unpacked_into(name: str, args: list[str]) -> list[tuple[str, bool]]:
+    """The folder an archive is unpacked into (``tar -x -C DIR``, ``unzip -d DIR``) or a tree synced into
+    (``rsync SRC DIR``), and whether what is there goes (``--delete``)."""
+    if name in ("tar", "bsdtar", "gtar") and any(a == "--extract" or re.fullmatch(r"-?[A-Za-wyz]*x[A-Za-z]*", a)
+                                                 for a in args[:2] + [a for a in args if a.startswith("-")]):
+        folder = _option_value(args, ("-C", "--directory")) or next(
+            (a.split("=", 1)[1] for a in args if a.startswith("--directory=")), None)
+        return [(folder, False)] if folder else []
+    if name == "unzip":
+        folder = _option_value(args, ("-d",))
+        return [(folder, False)] if folder else []
+    if name == "rsync":
+        operands = [a for a in args if not a.startswith("-")]
+        if len(operands) >= 2 and not REMOTE_SPEC.match(operands[-1]):
+            return [(operands[-1], any(a.startswith("--delete") for a in args))]
+    return []
+
+
+def _edited_in_place(name: str, args: list[str]) -> list[str]:
+    """The files ``sed -i``, ``perl -i`` or ``ruby -i`` rewrite: written, not only read."""
+    if name not in ("sed", "gsed", "perl", "ruby") or not any(
+            a == "--in-place" or a.startswith("--in-place=") or re.fullmatch(r"-[A-Za-z]*i.*", a) for a in args):
+        return []
+    operands, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in ("-e", "-f", "--expression", "--file") or re.fullmatch(r"-[A-Za-z]*[eE]", arg):
+            skip = True  # the code that follows is not a file
+        elif not arg.startswith("-"):
+            operands.append(arg)
+    scripted = any(a in ("-e", "-f", "--expression", "--file") or re.fullmatch(r"-[A-Za-z]*[eE]", a) for a in args)
+    return operands if scripted or name not in ("sed", "gsed") else operands[1:]  # sed's first operand: its script
 
 
 def _elevated(cmd: SimpleCommand) -> bool:

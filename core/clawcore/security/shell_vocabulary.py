@@ -152,7 +152,7 @@ RUNNERS = {
     "envuidgid", "rlwrap", "chronic", "retry", "ifne", "pee", "entr", "watchexec", "nodemon", "capsh",
     "systemd-nspawn", "machinectl", "mpirun", "mpiexec", "srun", "uv", "uvx", "poetry", "pipenv", "pdm", "hatch",
     "rye", "pixi", "conda", "mamba", "micromamba", "tox", "nox", "npx", "npm", "pnpm", "yarn", "bunx", "tmux",
-    "screen", "ip", "nsenter", "with-contenv", "su-exec", "gosu", "chroot", "pkexec", "run-one", "lckdo",
+    "screen", "ip", "nsenter", "with-contenv", "su-exec", "gosu", "chroot", "pkexec", "run-one", "lckdo", "pipx",
 }
 FETCHERS = {
     "curl",
