@@ -416,6 +416,7 @@ def test_any_text_gets_a_verdict_and_never_raises(text: str) -> None:
         ("tar -xf x.tar --directory=/etc", DENY, "system-delete"),
         ("unzip -o x.zip -d /usr/bin", DENY, "system-delete"),
         ("rsync -a --delete /tmp/empty/ /usr/", DENY, "system-delete"),
+        ("chmod -R go-rwx ~", CONFIRM, "recursive-permissions"),  # privacy, not a wipe: asks, not denied
         ("tar -xzf node.tar.gz -C /usr/local --strip-components=1", CONFIRM, "system-write"),
         # the runtime's own command, however it is reached
         ("python3 .venv/bin/clawcore prism unlock s1", DENY, "runtime-cli"),
@@ -481,7 +482,6 @@ def test_system_files_wrappers_uploads_and_credentials(command: str, action: Act
         "tmux new -d 'python3 server.py'",
         "time make",
         "find . -name '*.txt' | xargs sed -i 's/a/b/'",
-        "chmod -R go-rwx ~/notes",
         "chmod 700 ~",
         "sed -i 's/a/b/' src/main.py",
         "tar xzf tool.tgz -C build/",
