@@ -466,6 +466,7 @@ class _Judge:
             return
         name, args = argv[0], argv[1:]
         _entry_point_copy(self, cmd, name, args)
+        _copies_out(self, cmd, name, args)
         elevated = _elevated(cmd)
         if elevated:
             self.confirm("sudo", "runs with elevated privileges (sudo/doas/su)")
@@ -917,28 +918,41 @@ class _Judge:
             self.deny("reverse-shell", "telnet feeds a shell")
         # what leaves the machine
         uploads: list[tuple[str, bool]] = []  # (the value, whether it names a file whatever its spelling)
+        if name == "curl":
+            args = _curl_words(args)
         for i, arg in enumerate(args):
-            if arg in ("-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-F", "--form") and i + 1 < len(args):
-                uploads.append((args[i + 1], False))
+            if arg in ("-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "-F", "--form", "--json",
+                       "-H", "--header", "--post-data", "--body-data") and i + 1 < len(args):
+                value = args[i + 1]
+                if arg == "--data-urlencode" and re.match(r"^[\w.-]*@", value):
+                    value = "@" + value.split("@", 1)[1]  # `name@file`: the file's content, encoded
+                uploads.append((value, False))
             elif (arg in ("-T", "--upload-file") and name == "curl"
                   or arg in ("--post-file", "--body-file") and name == "wget") and i + 1 < len(args):
                 uploads.append((args[i + 1], True))
             elif arg.startswith(("--post-file=", "--body-file=", "--upload-file=")):
                 uploads.append((arg.split("=", 1)[1], True))
-            elif arg.startswith(("--data-binary=", "--data=", "--form=")):
+            elif arg.startswith(("--data-binary=", "--data=", "--form=", "--json=", "--post-data=", "--body-data=")):
                 uploads.append((arg.split("=", 1)[1], False))
-            elif name in ("http", "https", "httpie") and re.match(r"^(@|[\w.-]+(=@|@|<))", arg):
+            elif name in ("http", "https", "httpie", "xh", "xhs") and re.match(r"^(@|[\w.-]+(=@|@|<))", arg):
                 uploads.append((re.sub(r"^[\w.-]+(=@|@|<)", "@", arg), False))  # httpie: @file, field@file
+        local = _only_loopback(args)  # a local test server: nothing leaves the machine
+        has_stdin = cmd.stdin_from is not None or any(r.op in ("<", "<<<", "<<") for r in cmd.redirects)
         for up, named in uploads:
             # curl's form fields name a file as `field=@path` or `field=<path` (its content as the value)
             form = re.match(r"^[\w.\[\]-]*=([@<])(.+)$", up)
             path = form.group(2).split(";")[0] if form else _strip_at(up)
             is_file = named or up.startswith("@") or form is not None
-            if path in ("-", "@-") or up.endswith(("@-", "<-")) or path == "":
+            if up == "" and cmd.substitutions:  # `-d "$(cat notes.txt)"`: known only when the line runs
+                if not local:
+                    self.confirm("upload", f"{name} uploads a command's output")
+            elif path in ("-", "@-") or up.endswith(("@-", "<-")) or path == "":
                 self._stdin_exfil(cmd, name)
+                if has_stdin and not local:
+                    self.confirm("upload", f"{name} uploads what it reads from its input")
             elif is_credential(path):
                 self.deny("exfiltration", f"{name} uploads the credential file {path}")
-            elif path and is_file:
+            elif path and is_file and not local:
                 self.confirm("upload", f"{name} uploads the local file {path}")
         secret_subs = [c for c in cmd.substitutions if _reads_secret(c)]
         if secret_subs:
@@ -957,9 +971,11 @@ class _Judge:
             }
             if any(is_strong_credential(a) for a in args if not REMOTE_SPEC.match(a) and a not in values):
                 self.deny("exfiltration", f"{name} copies credentials to a remote host")
-        if name in SOCKET_TOOLS and name != "openssl" and (cmd.stdin_from is not None or any(
-                r.op == "<" for r in cmd.redirects)):
+        if (name in SOCKET_TOOLS and name != "openssl" and cmd.stdin_from is not None or name in SOCKET_TOOLS | {
+                "http", "https", "httpie", "xh", "xhs"} and any(r.op == "<" for r in cmd.redirects)) and not local:
             self.confirm("upload", f"{name} sends local data to a network peer")
+        if name == "socat" and re.search(r"\b(FILE|OPEN|GOPEN|CREATE):", joined, re.IGNORECASE) and not local:
+            self.confirm("upload", "socat connects a local file to a network peer")
         if cmd.stdin_from is not None and name not in ("ping",):
             self._stdin_exfil(cmd, name)
             if name in SOCKET_TOOLS and any(
@@ -1655,6 +1671,66 @@ def _environment(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
             if _effective(down)[:1] and _effective(down)[0] in SENDERS:
                 j.deny("exfiltration", "sends the environment (API keys, tokens) over the network")
                 return
+
+
+#: curl's short options that take a value: `-sT file`, `-d@file`, `-Fa=@file` are spelled glued.
+_CURL_VALUES = set("dFTHoOuXeAbcxKEmrwyYzQtCPU")
+
+
+def _curl_words(args: list[str]) -> list[str]:
+    """curl's arguments with glued short options taken apart (``-sT x`` → ``-s -T x``)."""
+    out: list[str] = []
+    for arg in args:
+        if not re.fullmatch(r"-[A-Za-z].+", arg) or arg.startswith("--"):
+            out.append(arg)
+            continue
+        for index, letter in enumerate(arg[1:], start=1):
+            out.append("-" + letter)
+            if letter in _CURL_VALUES:
+                if arg[index + 1:]:
+                    out.append(arg[index + 1:])
+                break
+    return out
+
+
+_LOOPBACK = re.compile(r"^(?:[a-z][\w+.-]*://)?(?:[^@/\s]*@)?(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?(?:[/?#]|$)",
+                       re.IGNORECASE)
+
+
+def _only_loopback(args: list[str]) -> bool:
+    """True when every URL or host the arguments name is this machine's loopback (a test server)."""
+    places = [a for a in args if re.match(r"^[a-z][\w+.-]*://", a, re.IGNORECASE) or _LOOPBACK.match(a)]
+    return bool(places) and all(_LOOPBACK.match(a) for a in places)
+
+
+#: Cloud storage commands, by the words that copy local files up: ``aws s3 cp``, ``gsutil cp``, ``rclone copy``.
+_CLOUD_COPIES = {"aws": {"cp", "sync", "mv"}, "gsutil": {"cp", "rsync", "mv"}, "gcloud": {"cp", "rsync", "mv"},
+                 "rclone": {"copy", "sync", "move", "copyto", "moveto"}, "s3cmd": {"put", "sync"},
+                 "azcopy": {"copy", "sync"}, "az": {"upload", "upload-batch"}}
+
+
+def _copies_out(j: _Judge, cmd: SimpleCommand, name: str, args: list[str]) -> None:
+    """Local files copied to another machine or a bucket: an upload by other means than HTTP."""
+    operands = [a for a in args if not a.startswith("-")]
+    here = [r.target for r in cmd.redirects if r.op in ("<<<", "<<", "<<-")]
+    remote = lambda a: bool(REMOTE_SPEC.match(a) or re.match(r"^(s3|gs|az|https?)://", a))  # noqa: E731
+    out = False
+    if name in ("scp", "rsync", "sftp") and len(operands) >= 2:
+        out = remote(operands[-1]) and not all(map(remote, operands[:-1]))
+    elif name in ("sftp", "lftp", "smbclient", "tftp", "ftp"):
+        out = any(re.search(r"\b(m?put|mirror\s+-R)\b", text) for text in [*args, *here])
+    elif name in _CLOUD_COPIES and set(operands) & _CLOUD_COPIES[name]:
+        out = any(remote(a) or ":" in a and name == "rclone" for a in operands[-1:]) or name in ("az",)
+    elif name == "gh":
+        out = operands[:2] == ["gist", "create"] or operands[:2] == ["release", "upload"]
+    elif name in ("croc", "wormhole", "magic-wormhole"):
+        out = "send" in operands
+    elif name in ("mail", "mailx", "mutt", "s-nail"):
+        out = any(a in ("-a", "-A", "--attach") or a.startswith("--attach=") for a in args)
+    elif name in ("sendmail", "msmtp", "ssmtp"):
+        out = any(r.op == "<" for r in cmd.redirects) or cmd.stdin_from is not None
+    if out:
+        j.confirm("upload", f"{name} copies local data to another machine or a bucket")
 
 
 def _entry_point_copy(j: _Judge, cmd: SimpleCommand, name: str, args: list[str]) -> None:

@@ -162,6 +162,8 @@ FETCHERS = {
     "http",
     "https",
     "httpie",
+    "xh",
+    "xhs",
     "lwp-request",
     "lynx",
     "links",
