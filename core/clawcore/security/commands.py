@@ -1713,7 +1713,9 @@ def _copies_out(j: _Judge, cmd: SimpleCommand, name: str, args: list[str]) -> No
     """Local files copied to another machine or a bucket: an upload by other means than HTTP."""
     operands = [a for a in args if not a.startswith("-")]
     here = [r.target for r in cmd.redirects if r.op in ("<<<", "<<", "<<-")]
-    remote = lambda a: bool(REMOTE_SPEC.match(a) or re.match(r"^(s3|gs|az|https?)://", a))  # noqa: E731
+    def remote(word: str) -> bool:
+        return bool(REMOTE_SPEC.match(word) or re.match(r"^(s3|gs|az|https?)://", word))
+
     out = False
     if name in ("scp", "rsync", "sftp") and len(operands) >= 2:
         out = remote(operands[-1]) and not all(map(remote, operands[:-1]))
