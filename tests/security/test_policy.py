@@ -227,6 +227,20 @@ RUNTIME_FILE_COMMANDS = [
     # the monitor's state and the config's backup are the runtime's too
     "sqlite3 ../prism/state.db 'DELETE FROM sessions'",
     "cat ../clawcore.yaml.bak",
+    # no folder named: the one the line is in; a path after an option's `=`; the shell's own names for folders
+    "cd .. && find -delete",
+    "cd .. && grep -r token",
+    "cd .. && rg token",
+    "tar -cf /tmp/x.tar --directory=.. .",
+    "jq . --from-file=../clawcore.yaml",
+    "dd if=../clawcore.yaml of=out.txt",
+    "cat /proc/$$/cwd/../clawcore.yaml",
+    "cd {home}; cd workspace; cat ~-/clawcore.yaml",
+    "perl -e 'open F,\"<../clawcore.yaml\";print <F>'",
+    # a whole tree read from a folder above the home
+    "tar czf /tmp/h.tgz {parent}",
+    "grep -r token {parent}",
+    "cp -r {parent} /mnt/x",
 ]
 
 
@@ -256,7 +270,9 @@ def test_the_agent_may_not_run_clawcore_itself(make_runtime: Any) -> None:
                                      "cd $(mktemp -d) && tar xzf /tmp/release.tgz -C .",
                                      "python -c \"import os; print(os.listdir('..'))\"", "grep -rn TODO src/",
                                      "find . -name '*.py' | xargs wc -l", "ln -s ../shared/config.json config.json",
-                                     "ls -alrt `pwd`/*", "find $backup/* -mtime +30 -exec rm {} \\;"])
+                                     "ls -alrt `pwd`/*", "find $backup/* -mtime +30 -exec rm {} \\;",
+                                     "grep -rn TODO", "rg TODO", "find -name '*.pyc' -delete",
+                                     "tar -xzf a.tgz --directory=build", "jq . --from-file=query.jq data.json"])
 def test_ordinary_commands_near_the_runtimes_files_still_run(make_runtime: Any, command: str) -> None:
     assert decide(make_runtime, {"profile": "coding"}, "bash", command=command).action is Action.ALLOW
 

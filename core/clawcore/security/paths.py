@@ -509,13 +509,14 @@ class PathPolicy:
             return self._runtime_name(word.rsplit(DYNAMIC, 1)[1])
         if DYNAMIC in word and not any(Path(path).name in word for path in (*self.protected, self.home)):
             return None
-        # The shell's own view of where it is: /proc/self/cwd is the folder the command runs in.
-        for alias, real in (("/proc/self/cwd", str(self.workspace)), ("/proc/thread-self/cwd", str(self.workspace)),
-                            ("/proc/self/root", ""), ("/proc/thread-self/root", "")):
-            if word == alias or word.startswith(alias + "/"):
-                word = (real + word[len(alias):]) or "/"
-                break
-        if word.startswith("~"):
+        # The shell's own view of where it is: /proc/self/cwd (or its own pid's, `$$`) is the folder the
+        # command runs in, and /proc/…/root the filesystem's root.
+        alias = re.match(rf"^/proc/(?:self|thread-self|\d+|[{DYNAMIC}]+)/(cwd|root)(?=/|$)", word)
+        if alias:
+            word = ((str(self.workspace) if alias.group(1) == "cwd" else "") + word[alias.end():]) or "/"
+        if word.startswith(("~-", "~+")):  # OLDPWD and PWD: any folder the line may be in
+            candidates = [str(base) + word[2:] for base in bases]
+        elif word.startswith("~"):
             candidates = self.tilde(word)
         elif word.startswith("/"):
             candidates = [word]

@@ -169,8 +169,9 @@ _MOVERS = frozenset({"mv", "rm", "rmdir", "shred", "unlink", "ln", "chmod", "cho
 _DELETERS = frozenset({"rm", "rmdir", "shred", "unlink"})
 #: An absolute path written inside a longer word (``--config=/x/clawcore.yaml``, a ``python -c`` string).
 _EMBEDDED_PATH = re.compile(r"(?<![\w.~/-])/[\w.@+~-]+(?:/[\w.@+~*?-]+)*")
-#: A quoted path inside a word of code (``os.remove('../audit/audit.jsonl')``): one with a slash or a dot-dot.
-_QUOTED_PATH = re.compile(r"""['"]((?:\.\.?|~)?/?[\w.@+~-]*/[\w.@+~/*?-]*|\.\.)['"]""")
+#: A quoted path inside a word of code (``os.remove('../audit/audit.jsonl')``): one with a slash or a dot-dot,
+#: after Perl's open modes too (``open F, "<../x"``).
+_QUOTED_PATH = re.compile(r"""['"][<>+|]*\s*((?:\.\.?|~)?/?[\w.@+~-]*/[\w.@+~/*?-]*|\.\.)['"]""")
 #: Commands that write into the folders they name (``tar -C ..``, ``cp -r x/. ..``): the home is not one.
 _WRITERS = frozenset({"cp", "rsync", "tar", "unzip", "install", "ditto", "7z", "bsdtar"})
 #: Commands that read or pack a whole tree (``grep -r x ..``, ``zip -r x.zip ..``): not the home's.
@@ -198,7 +199,22 @@ def _reach(cmd: Any) -> list[str]:
         return [""] + ["home"] * starts + [""] * (count - 1 - starts)
     if cmd.name == "mv":
         return ["holders"] * (count - 1) + ["home"]
+    if cmd.name in _RECURSIVE or cmd.name in ("tar", "bsdtar", "rsync", "7z") or cmd.name == "cp" and any(
+            re.fullmatch(r"-[A-Za-z]*[rRa][A-Za-z]*|--recursive|--archive", a) for a in cmd.args):
+        # A whole tree read or packed: a folder that holds the home takes the home's files along.
+        return ["holders"] * count
     return ["home" if cmd.name in _MOVERS | _WRITERS | _RECURSIVE else ""] * count
+
+
+def _starts_here(cmd: Any) -> bool:
+    """A recursive search or a find that names no folder: it starts in the working directory."""
+    operands = [a for a in cmd.args if not a.startswith("-")]
+    if cmd.name == "find":
+        return not cmd.args or cmd.args[0].startswith(("-", "(", "!"))
+    if cmd.name in ("rg", "ag", "ack"):
+        return len(operands) <= 1
+    recursive = any(re.fullmatch(r"-[A-Za-z]*[rR][A-Za-z]*|--recursive|--dereference-recursive", a) for a in cmd.args)
+    return cmd.name in ("grep", "egrep", "fgrep") and recursive and len(operands) <= 1
 
 
 def _shell_text(cmd: Any) -> list[str]:
@@ -503,6 +519,11 @@ class ToolPolicy:
                 doubt = doubt or not landed
         bases = [*known, policy.home] if doubt else known
         words = [(w.text, reach) for cmd in commands for w, reach in zip(cmd.words, _reach(cmd), strict=True)]
+        # `find -delete`, `grep -r x`, `rg x`: with no folder named, the one the line is in.
+        words += [(".", (_reach(cmd) or [""])[-1] or "home") for cmd in commands if _starts_here(cmd)]
+        # `--directory=..`, `--from-file=../x`, `if=../x`: a path after an option's `=`.
+        words += [(text.split("=", 1)[1], reach) for text, reach in list(words)
+                  if re.match(r"^-{0,2}[\w-]+=[.~/]", text)]
         words += [(r.target, "") for cmd in commands for r in cmd.redirects]
         words += [(value, "") for cmd in commands for value in cmd.assignments.values()]
         # Paths written inside a longer word: absolute ones anywhere, quoted ones in code (``python -c``);
