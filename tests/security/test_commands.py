@@ -463,6 +463,14 @@ def test_any_text_gets_a_verdict_and_never_raises(text: str) -> None:
         ("cat ~/.cache/huggingface/token", DENY, "credential-read"),
         ("cat /tmp/krb5cc_1000", DENY, "credential-read"),
         ("cat service-account.json", DENY, "credential-read"),
+        # programs that print the tokens they keep
+        ("printf 'protocol=https\\nhost=github.com\\n\\n' | git credential fill", DENY, "credential-read"),
+        ("echo https://index.docker.io/v1/ | docker-credential-desktop get", DENY, "credential-read"),
+        ("gh auth status -t", DENY, "credential-read"),
+        ("npm config get //registry.npmjs.org/:_authToken", DENY, "credential-read"),
+        ("heroku auth:token", DENY, "credential-read"),
+        ("bw get password x", DENY, "credential-read"),
+        ("kubectl config view --minify --flatten", DENY, "credential-read"),
     ],
 )
 def test_system_files_wrappers_uploads_and_credentials(command: str, action: Action, rule: str) -> None:
@@ -507,6 +515,9 @@ def test_system_files_wrappers_uploads_and_credentials(command: str, action: Act
         "scp user@x.example:/logs/app.log .",
         "aws s3 cp s3://bucket/x.csv data/",
         "echo | openssl s_client -connect x.example:443",
+        "gh auth status",
+        "npm config get registry",
+        "git log --oneline",
     ],
 )
 def test_their_ordinary_look_alikes_stay_allowed(command: str) -> None:

@@ -478,7 +478,8 @@ class _Judge:
             self._interpreter(cmd, name, args)
         elif name == "eval" or name in ("source", "."):
             self._eval(cmd, name, args)
-        handler = _HANDLERS.get(name)
+        handler = _HANDLERS.get(name) or (
+            _secrets_tool if name.startswith(("docker-credential-", "git-credential-")) else None)
         if handler is not None:
             # handlers see the command with its wrappers (sudo, env, timeout...) peeled off
             view = replace(cmd, words=[shell.Word(a, a) for a in argv]) if argv != cmd.argv else cmd
@@ -1651,8 +1652,18 @@ def _secrets_tool(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
         r"secretsmanager\s+get-secret-value|"
         r"ssm\s+get-parameters?.*--with-decryption|ecr\s+get-login-password",
         "az": r"account\s+get-access-token|keyvault\s+secret\s+show",
-        "gh": r"auth\s+token",
-        "kubectl": r"config\s+view.*--raw|get\s+secrets?\b.*-o|describe\s+secret",
+        "gh": r"auth\s+token|auth\s+status\b.*(-t\b|--show-token)",
+        "glab": r"auth\s+status\b.*(-t\b|--show-token)",
+        "kubectl": r"config\s+view.*(--raw|--flatten)|get\s+secrets?\b.*-o|describe\s+secret",
+        "git": r"\bcredential(-\w+)?\s+(fill|get)\b",
+        "npm": r"config\s+get\b.*_?auth|token\s+(list|create)",
+        "heroku": r"auth:token",
+        "doctl": r"auth\s+token",
+        "flyctl": r"auth\s+token",
+        "fly": r"auth\s+token",
+        "bw": r"get\s+(password|item|totp|notes)|export\b",
+        "keyring": r"\bget\b",
+        "lpass": r"show\b",
         "vault": r"(read|kv\s+get)\b",
         "op": r"(read|item\s+get)\b",
         "pass": r"^(show\s+)?\S+$",
@@ -1661,7 +1672,8 @@ def _secrets_tool(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
         "lazagne": r".",
     }
     pattern = patterns.get(cmd.name)
-    if pattern and re.search(pattern, joined):
+    if pattern and re.search(pattern, joined) or cmd.name.startswith(("docker-credential-", "git-credential-")) and \
+            "get" in args:
         j.deny("credential-read", f"{cmd.name} prints stored credentials or tokens")
 
 
@@ -1833,6 +1845,17 @@ _HANDLERS = {
     "aws": _secrets_tool,
     "az": _secrets_tool,
     "gh": _secrets_tool,
+    "glab": _secrets_tool,
+    "git": _secrets_tool,
+    "npm": _secrets_tool,
+    "heroku": _secrets_tool,
+    "doctl": _secrets_tool,
+    "flyctl": _secrets_tool,
+    "fly": _secrets_tool,
+    "bw": _secrets_tool,
+    "keyring": _secrets_tool,
+    "lpass": _secrets_tool,
+    "pass": _secrets_tool,
     "kubectl": _secrets_tool,
     "vault": _secrets_tool,
     "op": _secrets_tool,
