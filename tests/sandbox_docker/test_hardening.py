@@ -198,6 +198,10 @@ def test_background_processes_end_with_their_command(make_docker: Callable[..., 
     assert first.duration_s < 5
     left = backend.run("ps -o args", cwd=tmp_path, timeout_s=10).stdout
     assert "sleep 300" not in left
+    # A command that kills the shell wrapping it (whose clean-up then never runs) leaves nothing either.
+    killer = backend.run("(sleep 301 &) ; kill -9 $PPID", cwd=tmp_path, timeout_s=10)
+    assert killer.exit_code == 137
+    assert "sleep 301" not in backend.run("ps -o args", cwd=tmp_path, timeout_s=10).stdout
 
 
 def test_output_is_capped_and_a_flood_stopped(make_docker: Callable[..., Any], tmp_path: Path) -> None:

@@ -177,6 +177,10 @@ class DockerSandbox:
                 sock.close()
             timed_out = not outcome.finished and not outcome.flooded
             exit_code = self._exit_code(exec_id, killed=not outcome.finished)
+            if outcome.finished and exit_code > 128:
+                # Killed by a signal, perhaps the wrapper shell itself (`kill -9 $PPID`): its own clean-up
+                # never ran, and what the command started in the background would outlive it.
+                self._kill_running()
             stderr = outcome.stderr.text()
             separator = "\n" if stderr and not stderr.endswith("\n") else ""
             if timed_out:
