@@ -272,7 +272,8 @@ def test_the_agent_may_not_run_clawcore_itself(make_runtime: Any) -> None:
                                      "find . -name '*.py' | xargs wc -l", "ln -s ../shared/config.json config.json",
                                      "ls -alrt `pwd`/*", "find $backup/* -mtime +30 -exec rm {} \\;",
                                      "grep -rn TODO", "rg TODO", "find -name '*.pyc' -delete",
-                                     "tar -xzf a.tgz --directory=build", "jq . --from-file=query.jq data.json"])
+                                     "tar -xzf a.tgz --directory=build", "jq . --from-file=query.jq data.json",
+                                     "ls -p | grep -v / | xargs md5sum", "ps aux | grep -x -e '/.*'"])
 def test_ordinary_commands_near_the_runtimes_files_still_run(make_runtime: Any, command: str) -> None:
     assert decide(make_runtime, {"profile": "coding"}, "bash", command=command).action is Action.ALLOW
 

@@ -543,7 +543,7 @@ class _Judge:
                     "--output-document",
                 )
             }
-            not_read = _not_read(name, args)
+            not_read = unread_positions(name, args)
             for index, arg in enumerate(args):
                 if index in not_read:
                     continue
@@ -2118,7 +2118,7 @@ _SEARCH_VALUE_OPTIONS = {
 _PATTERN_FIRST = set(_SEARCH_VALUE_OPTIONS)
 
 
-def _not_read(name: str, args: list[str]) -> set[int]:
+def unread_positions(name: str, args: list[str]) -> set[int]:
     """Positions of the words a reader does not read as files: a search's pattern
     (``grep -rn id_rsa src/``) and a copy's destination (``cp .env.example .env``)."""
     positional = []

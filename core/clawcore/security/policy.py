@@ -199,10 +199,18 @@ def _reach(cmd: Any) -> list[str]:
         return [""] + ["home"] * starts + [""] * (count - 1 - starts)
     if cmd.name == "mv":
         return ["holders"] * (count - 1) + ["home"]
-    if cmd.name in _RECURSIVE or cmd.name in ("tar", "bsdtar", "rsync", "7z") or cmd.name == "cp" and any(
-            re.fullmatch(r"-[A-Za-z]*[rRa][A-Za-z]*|--recursive|--archive", a) for a in cmd.args):
-        # A whole tree read or packed: a folder that holds the home takes the home's files along.
-        return ["holders"] * count
+    recursive = any(re.fullmatch(r"-[A-Za-z]*[rRa][A-Za-z]*|--recursive|--archive|--dereference-recursive", a)
+                    for a in cmd.args)
+    if cmd.name in ("rg", "ag", "ack") or cmd.name in _RECURSIVE and recursive:
+        # A whole tree searched: a folder that holds the home takes the home's files along. Not the pattern
+        # (`grep -r /`, `grep -e '/.*'`): it names no folder.
+        from clawcore.security.commands import unread_positions
+
+        pattern = unread_positions(cmd.name, list(cmd.args))
+        values = {i + 1 for i, a in enumerate(cmd.args) if a in ("-e", "--regexp", "-f", "--file")}
+        return [""] + ["" if i in pattern | values else "holders" for i in range(count - 1)]
+    if cmd.name in ("tar", "bsdtar", "rsync", "7z") or cmd.name == "cp" and recursive:
+        return ["holders"] * count  # a whole tree packed or copied
     return ["home" if cmd.name in _MOVERS | _WRITERS | _RECURSIVE else ""] * count
 
 
