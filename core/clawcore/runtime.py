@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -218,11 +219,15 @@ class Runtime:
 
     def _default_sandbox_name(self) -> str:
         written = self.config.raw.get("sandbox") if self.config.raw else self.config.data.get("sandbox")
-        if isinstance(written, Mapping) and written.get("backend"):
-            return str(written["backend"])
         sandbox = self.config.section("sandbox")
         enabled = sorted(key for key, value in sandbox.items()
                          if isinstance(value, Mapping) and value.get("enabled") is True)
+        if isinstance(written, Mapping) and written.get("backend"):
+            chosen = str(written["backend"])
+            for other in (name for name in enabled if name != chosen):
+                warnings.warn(f"sandbox.{other}.enabled is true but sandbox.backend is {chosen!r}: commands run "
+                              f"on {chosen!r} (remove one of the two)", RuntimeWarning, stacklevel=3)
+            return chosen
         if len(enabled) == 1:
             return enabled[0]
         return str(self.config.get("sandbox.backend", "local"))

@@ -184,7 +184,8 @@ def test_enabled_selects_the_docker_backend(monkeypatch: pytest.MonkeyPatch, tmp
 
 def test_an_explicit_backend_wins_over_enabled(tmp_path: Path) -> None:
     config = {"sandbox": {"backend": "local", "docker": {"enabled": True}}}
-    with _runtime(tmp_path / "home", config) as runtime:
+    with _runtime(tmp_path / "home", config) as runtime, \
+            pytest.warns(RuntimeWarning, match="sandbox.docker.enabled is true but sandbox.backend is 'local'"):
         assert runtime.sandbox.name == "local"
     with _runtime(tmp_path / "home", {}) as runtime:
         assert runtime.sandbox.name == "local"
