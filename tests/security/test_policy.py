@@ -241,6 +241,11 @@ RUNTIME_FILE_COMMANDS = [
     "tar czf /tmp/h.tgz {parent}",
     "grep -r token {parent}",
     "cp -r {parent} /mnt/x",
+    # text a runner hands to a shell, or runs as a command line of its own
+    "uv run bash -c 'cat ../clawcore.yaml'",
+    "npm exec -- sh -c 'cat ../clawcore.yaml'",
+    "tmux new -d 'rm -rf ../audit'",
+    "screen -dmS s sh -c 'truncate -s0 ../audit/audit.jsonl'",
 ]
 
 

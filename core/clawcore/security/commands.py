@@ -585,8 +585,14 @@ class _Judge:
             tail = words[index:]
             if [w.value for w in tail] != peeled and not word.value.startswith("-") and not word.dynamic:
                 texts.append(" ".join(w.raw for w in tail))
-        for text in texts:
-            self.found.extend(f for f in self.nested(text, f"what {name} may run") if f.action is Action.DENY)
+        # Where a runner's grammar is known (`uv run X`, `npx X`, `tmux new 'X'`), what it runs is judged whole.
+        start = _runner_start(name, [w.value for w in words])
+        exact = {" ".join(w.raw for w in words[start:])} if start is not None else set()
+        if name in ("tmux", "screen"):
+            exact |= {w.value.replace(shell.DYNAMIC, "") for w in words[1:] if " " in w.value.strip()}
+        for text in dict.fromkeys([*texts, *exact]):
+            self.found.extend(f for f in self.nested(text, f"what {name} may run")
+                              if text in exact or f.action is Action.DENY)
 
     # -- categories -------------------------------------------------------------
 
@@ -2164,6 +2170,30 @@ def _unpacked_into(name: str, args: list[str]) -> list[tuple[str, bool]]:
         if len(operands) >= 2 and not REMOTE_SPEC.match(operands[-1]):
             return [(operands[-1], any(a.startswith("--delete") for a in args))]
     return []
+
+
+#: Runners whose command follows a subcommand: ``uv run X``, ``npm exec -- X``, ``conda run -n env X``.
+_RUN_SUBCOMMANDS = {"run", "exec", "dlx", "x"}
+_RUNNER_VALUES = {"-n", "--name", "-p", "--prefix", "-e", "--env", "--with", "--python", "-C", "--cwd", "--project",
+                  "--package", "--directory", "-w", "--workspace", "--filter"}
+
+
+def _runner_start(name: str, values: list[str]) -> int | None:
+    """Where the command a project runner runs begins among its words, or None when not known."""
+    if name in ("npx", "bunx", "uvx", "pnpx"):
+        index = 1
+    elif name in ("uv", "poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "conda", "mamba", "micromamba", "tox",
+                  "npm", "pnpm", "yarn", "pipx"):
+        index = next((i + 1 for i, v in enumerate(values) if i and v in _RUN_SUBCOMMANDS), None)
+        if index is None:
+            return None
+    else:
+        return None
+    while index < len(values) and values[index].startswith("-"):
+        if values[index] == "--":
+            return index + 1 if index + 1 < len(values) else None
+        index += 2 if values[index] in _RUNNER_VALUES else 1
+    return index if index < len(values) else None
 
 
 def _edited_in_place(name: str, args: list[str]) -> list[str]:

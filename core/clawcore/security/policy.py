@@ -30,7 +30,7 @@ from clawcore.config import Config
 from clawcore.errors import ConfigError
 from clawcore.hooks import strictest
 from clawcore.security.commands import analyze
-from clawcore.security.shell_vocabulary import SHELLS, WRAPPERS
+from clawcore.security.shell_vocabulary import RUNNERS, SHELLS, WRAPPERS
 from clawcore.types import Action, Decision, ToolCall
 
 __all__ = ["GROUPS", "PROFILES", "ArgumentRule", "ToolPolicy"]
@@ -229,10 +229,11 @@ def _shell_text(cmd: Any) -> list[str]:
     """Text ``cmd`` runs as shell: ``bash -c TEXT`` (``-xc`` and runners like ``env`` included), ``eval TEXT``,
     ``echo TEXT | sh``, ``sh <<EOF`` and ``sh <<< TEXT``."""
     name, args = cmd.name, list(cmd.args)
-    if name in WRAPPERS:  # env, timeout, xargs …: the first argument that is a shell starts what runs
+    if name in WRAPPERS | RUNNERS:  # env, timeout, uv run, tmux …: the first argument that is a shell starts it
         start = next((i for i, arg in enumerate(args) if arg.rsplit("/", 1)[-1] in SHELLS), None)
         if start is None:
-            return []
+            # `tmux new -d 'rm -rf x'`, `screen -dm …`: a word holding spaces may be a command line of its own
+            return [arg for arg in args if " " in arg.strip()] if name in RUNNERS else []
         name, args = args[start].rsplit("/", 1)[-1], args[start + 1:]
     if name == "eval":
         return [" ".join(args)]
