@@ -476,6 +476,9 @@ def test_any_text_gets_a_verdict_and_never_raises(text: str) -> None:
         ("heroku auth:token", DENY, "credential-read"),
         ("bw get password x", DENY, "credential-read"),
         ("kubectl config view --minify --flatten", DENY, "credential-read"),
+        ("vault print token", DENY, "credential-read"),
+        ("cp x /bin/sh", DENY, "system-delete"),
+        ("sudo dd if=/dev/zero of=/boot/grub/grub.cfg", DENY, "system-delete"),
     ],
 )
 def test_system_files_wrappers_uploads_and_credentials(command: str, action: Action, rule: str) -> None:
@@ -526,6 +529,10 @@ def test_system_files_wrappers_uploads_and_credentials(command: str, action: Act
         "gh auth status",
         "npm config get registry",
         "git log --oneline",
+        "kubectl describe secret db-creds",
+        "rg whoami",
+        "redis-cli ping",
+        "openssl s_client -connect example.com:443 -servername example.com < /dev/null",
     ],
 )
 def test_their_ordinary_look_alikes_stay_allowed(command: str) -> None:

@@ -693,6 +693,9 @@ class _Judge:
         if CRITICAL_FILES.match(p):
             self.deny("system-accounts", f"writes to {p}, which controls accounts and privileges")
             return
+        if ESSENTIAL_FILES.search(p):
+            self.deny("system-delete", f"{via} replaces the system file {p}")
+            return
         if PERSISTENCE.search(p):
             self.confirm("persistence", f"writes to {p}, which runs automatically (start-up, cron, keys)")
             content = _written_content(cmd)
@@ -979,7 +982,8 @@ class _Judge:
             if any(is_strong_credential(a) for a in args if not REMOTE_SPEC.match(a) and a not in values):
                 self.deny("exfiltration", f"{name} copies credentials to a remote host")
         if (name in SOCKET_TOOLS and name != "openssl" and cmd.stdin_from is not None or name in SOCKET_TOOLS | {
-                "http", "https", "httpie", "xh", "xhs"} and any(r.op == "<" for r in cmd.redirects)) and not local:
+                "http", "https", "httpie", "xh", "xhs"} and any(r.op == "<" and r.target != "/dev/null"
+                                                                for r in cmd.redirects)) and not local:
             self.confirm("upload", f"{name} sends local data to a network peer")
         if name == "socat" and re.search(r"\b(FILE|OPEN|GOPEN|CREATE):", joined, re.IGNORECASE) and not local:
             self.confirm("upload", "socat connects a local file to a network peer")
@@ -1148,7 +1152,7 @@ _SETUP_COMMANDS = {
     "sleep",
 }
 #: Commands whose first positional word is a subcommand or pattern rather than a file.
-_FIRST_ARG_IS_NOT_A_FILE = {"git", "grep", "egrep", "fgrep", "sed", "awk"}
+_FIRST_ARG_IS_NOT_A_FILE = {"git", "grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "sed", "awk", "redis-cli"}
 #: Commands that ignore their standard input: a pipe into one is a sign of injected text.
 _IGNORES_STDIN = {
     "ls",
@@ -1660,7 +1664,7 @@ def _secrets_tool(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
         "az": r"account\s+get-access-token|keyvault\s+secret\s+show",
         "gh": r"auth\s+token|auth\s+status\b.*(-t\b|--show-token)",
         "glab": r"auth\s+status\b.*(-t\b|--show-token)",
-        "kubectl": r"config\s+view.*(--raw|--flatten)|get\s+secrets?\b.*-o|describe\s+secret",
+        "kubectl": r"config\s+view.*(--raw|--flatten)|get\s+secrets?\b.*-o",  # `describe` shows no values
         "git": r"\bcredential(-\w+)?\s+(fill|get)\b",
         "npm": r"config\s+get\b.*_?auth|token\s+(list|create)",
         "heroku": r"auth:token",
@@ -1670,7 +1674,7 @@ def _secrets_tool(j: _Judge, cmd: SimpleCommand, args: list[str]) -> None:
         "bw": r"get\s+(password|item|totp|notes)|export\b",
         "keyring": r"\bget\b",
         "lpass": r"show\b",
-        "vault": r"(read|kv\s+get)\b",
+        "vault": r"(read|kv\s+get|print\s+token|token\s+create)\b",
         "op": r"(read|item\s+get)\b",
         "pass": r"^(show\s+)?\S+$",
         "secret-tool": r"lookup",
