@@ -73,6 +73,16 @@ _SECRET = re.compile(
     r"xox[abpors]-[A-Za-z0-9-]{10,}|sk_live_[A-Za-z0-9]{16,}|AIza[0-9A-Za-z_-]{35}|"
     r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"
 )
+#: Credentials published as examples (AWS's ``AKIAIOSFODNN7EXAMPLE``) or written as placeholders: a page that
+#: documents an API holds them, and they unlock nothing.
+_PLACEHOLDER = re.compile(r"example|xxxxxx|(.)\1{7,}|your[_-]?(api[_-]?)?key|dummy|redacted", re.IGNORECASE)
+
+
+def _live_secret(text: str) -> bool:
+    """Whether ``text`` holds a credential that looks real (see :data:`_PLACEHOLDER`)."""
+    return any(not _PLACEHOLDER.search(match.group(0)) for match in _SECRET.finditer(text))
+
+
 #: Read after quotes and backslashes are dropped (``cu''rl`` is curl): a program that talks to the network,
 #: a package or git command that does, or an address of any scheme.
 _NETWORK_COMMAND = re.compile(
@@ -95,6 +105,10 @@ _SENDING_TOOL = re.compile(r"send|post|mail|upload|publish|tweet|message|transfe
 _DATA_CARRIER = re.compile(r"https?://|!\[[^\]]*\]\(|\b[\w.+-]+@[\w-]+\.[\w.]+\b")
 _REDACTED = "[prism: removed suspected instruction]"
 _NOT_ALNUM = re.compile(r"[^a-z0-9]")
+#: A run of hex longer than the canary's digits: a checksum or a key, read as no piece of the canary.
+_LONG_HEX = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{17,}(?![0-9A-Fa-f])")
+#: The mark of a sub-agent's session id (``PARENT.sub-…``): see :mod:`clawcore.agent.subagent`.
+_SUBAGENT_MARK = ".sub-"
 _BLOB = re.compile(r"[A-Za-z0-9+/_-]{20,}")
 #: The shortest run of canary digits counted as a piece of it (see :func:`_canary_pieces`).
 _PIECE = 6
@@ -204,7 +218,20 @@ class Monitor:
 
     def _state(self, context: HookContext) -> RiskState:
         self.store.refresh()
-        return self.store.get(risk_key(context.session_id, context.conversation_id), context.session_id)
+        key = risk_key(context.session_id, context.conversation_id)
+        fresh = self.store.peek(key) is None
+        state = self.store.get(key, context.session_id)
+        parent_id = context.session_id.split(_SUBAGENT_MARK, 1)[0]
+        if fresh and parent_id != context.session_id:
+            # A sub-agent starts where its parent stands: what the parent read and took in, and its risk.
+            # Else a spawned task would run clean what the parent may not (egress after a credential read).
+            parent = self.store.peek(risk_key(parent_id, parent_id))
+            if parent is not None:
+                state.tainted, state.credential_read = parent.tainted, parent.credential_read
+                state.risk, state.updated = self.store.current(parent), self.store.clock()
+                self.store.note(state, {"kind": "inherited", "from": parent_id})
+                self.store.save(state)
+        return state
 
     def _model(self) -> ChatModel:
         """The band's model, built once per settings; a model no plugin registers is remembered as such."""
@@ -316,7 +343,7 @@ class Monitor:
             # non-zero may still have printed the file.
             read = not result.is_error or result.metadata.get("exit_code") is not None
             if not state.credential_read and ((read and self._reads_credentials(call))
-                                              or _SECRET.search(result.content or "")):
+                                              or _live_secret(result.content or "")):
                 state.credential_read = True
                 self.store.note(state, {"kind": "credential-read", "tool": call.name})
                 context.record("prism.credential_read", {"tool": call.name, "call_id": call.id})
@@ -457,6 +484,9 @@ class Monitor:
             state = self._state(context)
             if self._leaks(state, context, task):
                 return self._exfiltration(state, context, "sub-agent task")
+            if _live_secret(task) or _live_secret(canonicalise(task).text):
+                return Decision.deny("the sub-agent task carries a credential", rules=("dlp.secret",),
+                                     source=SOURCE)
             step = self.store.step(state, self.settings.thresholds)
             if step >= Step.BLOCK_SUBAGENTS:
                 return Decision.deny(f"sub-agents blocked: session risk is at step {step.label}",
@@ -470,9 +500,12 @@ class Monitor:
         with self.lock:
             self.store.refresh()
             self.store.forget_spent(context.session_id)
+            kept = set(self.store.keys_of(context.session_id))
             for cache in (self._requests, self._canary_seen):
                 for key in [k for k in cache if k == context.session_id or k.startswith(context.session_id + "#")]:
-                    del cache[key]
+                    # The canary pieces a session sent go with its state: a gateway closes a session per call.
+                    if cache is self._requests or key not in kept:
+                        del cache[key]
 
     # -- helpers -----------------------------------------------------------------
 
@@ -483,8 +516,10 @@ class Monitor:
             return False
         if token in text:
             return True
-        readings = _readings(text)
-        found = _canary_pieces(token, readings)
+        if _digits(token) in "\n".join(_readings(text)):
+            return True  # whole, spelled with separators, encoded or backwards
+        # Long runs of hex (checksums, keys, dumps) are no pieces: in bulk, any six digits turn up sooner or later.
+        found = _canary_pieces(token, _readings(_LONG_HEX.sub(" ", text)))
         if not found:
             return False
         key = risk_key(context.session_id, context.conversation_id)
@@ -539,8 +574,9 @@ class Monitor:
             return True
         if call.name in ("read_file", "memory_search", "memory_get"):
             return False
-        return bool(_SENDING_TOOL.search(call.name)) or bool(re.search(r"delete|remove|exec|shell|run|pay|write",
-                                                                       call.name, re.IGNORECASE))
+        return bool(_SENDING_TOOL.search(call.name)) or bool(re.search(
+            r"delete|remove|exec|shell|run|pay|write|python|eval|code|terminal|browser|purchase|buy|wire|"
+            r"transfer|order|deploy|install|command", call.name, re.IGNORECASE))
 
     # -- operator view -----------------------------------------------------------
 

@@ -335,7 +335,7 @@ class RiskStore:
         return len(keys)
 
     def unlock(self, session_id: str) -> int:
-        """Unlock every key of a session, reset its risk and save; returns how many keys.
+        """Unlock every key of a session, reset its risk, taint and credential mark, and save; returns how many.
 
         The canary is renewed too: the one a lock followed may have been written down on the way
         (the audit log keeps the arguments of a refused call).
@@ -344,6 +344,8 @@ class RiskStore:
         for state in states:
             state.locked = False
             state.risk = 0.0
+            # The operator has looked at the session: what it read and took in no longer holds it back.
+            state.tainted = state.credential_read = False
             state.canary = ""
             state.updated = self.clock()
             self.note(state, {"kind": "unlock"})
