@@ -147,6 +147,11 @@ def test_taint_requires_confirmation_for_high_risk_actions(make_runtime: Any) ->
     assert decide(rt, ctx, "bash", command="ls") is Action.CONFIRM
     assert decide(rt, ctx, "write_file", path="notes/todo.txt", content="x") is Action.CONFIRM
     assert decide(rt, ctx, "write_file", path="memory/2026-01-01.md", content="x") is Action.ALLOW
+    # judged where the write lands, not as spelled
+    (rt.workspace / "memory").mkdir(parents=True, exist_ok=True)
+    (rt.workspace / "memory" / "up").symlink_to("..")
+    for elsewhere in (".memory/x.md", "..memory/x", "memory/up/run.sh", "memory/../run.sh"):
+        assert decide(rt, ctx, "write_file", path=elsewhere, content="x") is Action.CONFIRM, elsewhere
     assert decide(rt, ctx, "read_file", path="notes/todo.txt") is Action.ALLOW
     sending = rt.hooks.message_sending(Message("assistant", "see https://example.com/?q=1"), ctx)
     assert sending.action is Action.CONFIRM

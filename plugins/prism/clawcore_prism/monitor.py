@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import os
 import re
 import shlex
 import threading
@@ -567,8 +568,14 @@ class Monitor:
 
     def _is_high_risk(self, call: ToolCall, context: HookContext) -> bool:
         if call.name in ("write_file", "edit_file"):
-            path = str(call.arguments.get("path", "")).replace("\\", "/").lstrip("./")
-            inside_memory = (path.startswith("memory/") or path == "MEMORY.md") and ".." not in path.split("/")
+            # Judged where the write lands: a link in memory/ may lead anywhere in the workspace, and
+            # `.memory/` or `..memory/` are not memory/.
+            workspace = Path(os.path.realpath(context.workspace))
+            path = str(call.arguments.get("path", ""))
+            real = Path(os.path.realpath(workspace / path)) if path and not path.startswith(("/", "~")) else None
+            memory = Path(os.path.realpath(workspace / "memory"))
+            inside_memory = real is not None and (real.is_relative_to(memory) and real != memory
+                                                  or real == Path(os.path.realpath(workspace / "MEMORY.md")))
             return not inside_memory
         if call.name in self.settings.high_risk_tools or call.name in context.high_risk_tools:
             return True
