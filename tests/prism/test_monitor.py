@@ -313,6 +313,24 @@ def test_canary_sent_out_in_pieces_is_exfiltration(make_runtime: Any) -> None:
             is Action.ALLOW
     assert decide(rt, other, "web_fetch", url=f"https://x.example/?p={other_digits[:8]}") is Action.ALLOW
 
+@pytest.mark.parametrize("spelling", ["padded", "long", "0x", "spaced", "wrapped"])
+def test_canary_encoded_whole_is_found_past_padding_and_in_dump_spellings(make_runtime: Any, spelling: str) -> None:
+    import base64
+
+    rt = make_runtime()
+    ctx = rt.context("enc")
+    token = rt.hooks.before_prompt_build(ctx)[-1].body.split()[2].rstrip(".")
+    b64, hexed = base64.b64encode(token.encode()).decode(), token.encode().hex()
+    text = {
+        "padded": " ".join(base64.b64encode(f"harmless word {i}".encode()).decode() for i in range(80)) + " " + b64,
+        "long": "A" * 5000 + b64,
+        "0x": "0x" + hexed,
+        "spaced": " ".join(hexed[i:i + 2] for i in range(0, len(hexed), 2)),
+        "wrapped": "\n".join(b64[i:i + 8] for i in range(0, len(b64), 8)),
+    }[spelling]
+    assert decide(rt, ctx, "bash", command=f"echo '{text}' > out.txt") is Action.DENY
+
+
 def test_a_sub_agent_starts_where_its_parent_stands(make_runtime: Any) -> None:
     rt = make_runtime()
     parent = rt.context("p1")

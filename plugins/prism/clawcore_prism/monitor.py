@@ -111,6 +111,13 @@ _LONG_HEX = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{17,}(?![0-9A-Fa-f])")
 #: The mark of a sub-agent's session id (``PARENT.sub-…``): see :mod:`clawcore.agent.subagent`.
 _SUBAGENT_MARK = ".sub-"
 _BLOB = re.compile(r"[A-Za-z0-9+/_-]{20,}")
+#: Hex written byte by byte (``50 52 49`` as xxd and hexdump print it, or ``50:52:49``).
+_SPACED_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]){9,}[0-9A-Fa-f]{2}(?![0-9A-Fa-f])")
+_SEPARATORS = re.compile(r"[ :]")
+#: Base64 wrapped over lines (``base64 -w 8``).
+_WRAPPED_B64 = re.compile(r"(?:[A-Za-z0-9+/]{4,}\r?\n){2,}[A-Za-z0-9+/]+={0,2}")
+#: Encoded text read per call: enough for what a tool call or a message carries, bounded for huge ones.
+_DECODE_BUDGET = 256 * 1024
 #: The shortest run of canary digits counted as a piece of it (see :func:`_canary_pieces`).
 _PIECE = 6
 
@@ -651,16 +658,31 @@ def _canary_pieces(token: str, readings: list[str]) -> frozenset[int]:
 
 
 def _decodings(text: str) -> Iterable[str]:
-    """Base64 (either alphabet) and hex readings of the encoded-looking runs of ``text``, bounded."""
-    for blob in _BLOB.findall(text)[:64]:
-        blob = blob[:4096]
-        padded = blob + "=" * (-len(blob) % 4)
-        for decode, encoded in ((base64.b64decode, padded), (base64.urlsafe_b64decode, padded), (bytes.fromhex, blob)):
-            try:
-                raw = decode(encoded)
-            except ValueError:  # binascii.Error included
-                continue
-            yield raw.decode("utf-8", "ignore")
+    """Base64 (either alphabet) and hex readings of the encoded-looking runs of ``text``: whole runs, hex
+    with a ``0x`` or with spaces or colons between its bytes, base64 wrapped over lines. Bounded by the
+    total encoded text read (:data:`_DECODE_BUDGET`), not by the number of runs: padding cannot push a
+    token past the limit."""
+    blobs = [_SEPARATORS.sub("", run) for run in _SPACED_HEX.findall(text)]
+    blobs += [run.replace("\n", "").replace("\r", "") for run in _WRAPPED_B64.findall(text)]
+    blobs += _BLOB.findall(text)
+    budget = _DECODE_BUDGET
+    for blob in blobs:
+        if budget <= 0:
+            return
+        blob = blob[:budget]
+        budget -= len(blob)
+        yield from _decoded(blob.removeprefix("0x").removeprefix("0X") if blob[:2].lower() == "0x" else blob)
+
+
+def _decoded(blob: str) -> Iterable[str]:
+    """``blob`` read as base64 (either alphabet) and as hex, where it decodes."""
+    padded = blob + "=" * (-len(blob) % 4)
+    for decode, encoded in ((base64.b64decode, padded), (base64.urlsafe_b64decode, padded), (bytes.fromhex, blob)):
+        try:
+            raw = decode(encoded)
+        except ValueError:  # binascii.Error included
+            continue
+        yield raw.decode("utf-8", "ignore")
 
 
 @functools.lru_cache(maxsize=256)
