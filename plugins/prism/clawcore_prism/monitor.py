@@ -103,7 +103,12 @@ _CREDENTIAL_RULES = frozenset({"credential-read", "credential-search", "secrets-
 _UNKNOWN_COMMAND_RULES = frozenset({"dynamic-command", "dynamic-code"})
 _SENDING_TOOL = re.compile(r"send|post|mail|upload|publish|tweet|message|transfer|share|webhook|http|fetch|notify",
                            re.IGNORECASE)
-_DATA_CARRIER = re.compile(r"https?://|!\[[^\]]*\]\(|\b[\w.+-]+@[\w-]+\.[\w.]+\b")
+#: What in a message can carry data to a third party when it is shown: an address of any scheme or none
+#: (`//host/…`, `www.host`, `host.tld/path?x`), an image or link target, a mail address.
+_DATA_CARRIER = re.compile(
+    r"\b[a-z][\w+.-]*://|(?<![\w/])//[\w-]+\.[\w.-]+|\bwww\.[\w-]+\.|!?\[[^\]]*\]\(|"
+    r"\b(?:src|href|action|data|poster)\s*=|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}(?::\d+)?/[^\s]*|"
+    r"\b[\w.+-]+@[\w-]+\.[\w.]+\b", re.IGNORECASE)
 _REDACTED = "[prism: removed suspected instruction]"
 _NOT_ALNUM = re.compile(r"[^a-z0-9]")
 #: A run of hex longer than the canary's digits: a checksum or a key, read as no piece of the canary.
@@ -477,7 +482,9 @@ class Monitor:
             if step >= Step.BLOCK:
                 return Decision.deny(f"outbound messages blocked: session risk is at step {step.label}",
                                      rules=("ladder.block",), source=SOURCE)
-            carries = bool(_DATA_CARRIER.search(message.content)) or message.channel not in (context.channel, "local")
+            # Read canonicalised too: a full-width colon or a zero-width space does not hide an address.
+            carries = bool(_DATA_CARRIER.search(message.content) or _DATA_CARRIER.search(
+                canonicalise(message.content).text)) or message.channel not in (context.channel, "local")
             if state.credential_read and carries:
                 return Decision.deny("outbound message with links or addresses after reading credentials",
                                      rules=("taint.credential-egress",), source=SOURCE)
