@@ -343,8 +343,12 @@ class Monitor:
     def after_tool_call(self, call: ToolCall, result: ToolResult, context: HookContext) -> Verdict:
         with self.lock:
             self.reload_config(context)
+            if not isinstance(result.content, str):  # a plugin's bytes or None: read as text, not a crash mid-way
+                raw = result.content
+                result = replace(result, content=raw.decode("utf-8", "replace") if isinstance(raw, bytes)
+                                 else "" if raw is None else str(raw))
             if context.channel == DRY_RUN_CHANNEL:
-                return self.judge(result.content or "", "indirect", context, "after_tool_call")[0]
+                return self.judge(result.content, "indirect", context, "after_tool_call")[0]
             state = self._state(context)
             changed = False
             if result.untrusted and self.settings.taint and not state.tainted:
