@@ -29,7 +29,7 @@ from typing import Any
 from clawcore.config import Config
 from clawcore.errors import ConfigError
 from clawcore.hooks import strictest
-from clawcore.security.commands import analyze
+from clawcore.security.commands import analyze, unread_positions
 from clawcore.security.shell_vocabulary import RUNNERS, SHELLS, WRAPPERS
 from clawcore.types import Action, Decision, ToolCall
 
@@ -199,17 +199,13 @@ def _reach(cmd: Any) -> list[str]:
         return [""] + ["home"] * starts + [""] * (count - 1 - starts)
     if cmd.name == "mv":
         return ["holders"] * (count - 1) + ["home"]
-    recursive = any(re.fullmatch(r"-[A-Za-z]*[rRa][A-Za-z]*|--recursive|--archive|--dereference-recursive", a)
-                    for a in cmd.args)
-    if cmd.name in ("rg", "ag", "ack") or cmd.name in _RECURSIVE and recursive:
+    if cmd.name in ("rg", "ag", "ack") or cmd.name in _RECURSIVE and _recursive(cmd.args):
         # A whole tree searched: a folder that holds the home takes the home's files along. Not the pattern
         # (`grep -r /`, `grep -e '/.*'`): it names no folder.
-        from clawcore.security.commands import unread_positions
-
         pattern = unread_positions(cmd.name, list(cmd.args))
         values = {i + 1 for i, a in enumerate(cmd.args) if a in ("-e", "--regexp", "-f", "--file")}
         return [""] + ["" if i in pattern | values else "holders" for i in range(count - 1)]
-    if cmd.name in ("tar", "bsdtar", "rsync", "7z") or cmd.name == "cp" and recursive:
+    if cmd.name in ("tar", "bsdtar", "rsync", "7z") or cmd.name == "cp" and _recursive(cmd.args, archive=True):
         return ["holders"] * count  # a whole tree packed or copied
     return ["home" if cmd.name in _MOVERS | _WRITERS | _RECURSIVE else ""] * count
 
@@ -221,8 +217,14 @@ def _starts_here(cmd: Any) -> bool:
         return not cmd.args or cmd.args[0].startswith(("-", "(", "!"))
     if cmd.name in ("rg", "ag", "ack"):
         return len(operands) <= 1
-    recursive = any(re.fullmatch(r"-[A-Za-z]*[rR][A-Za-z]*|--recursive|--dereference-recursive", a) for a in cmd.args)
-    return cmd.name in ("grep", "egrep", "fgrep") and recursive and len(operands) <= 1
+    return cmd.name in ("grep", "egrep", "fgrep") and _recursive(cmd.args) and len(operands) <= 1
+
+
+def _recursive(args: Sequence[str], *, archive: bool = False) -> bool:
+    """``-r``/``-R``/``--recursive`` among ``args`` (and ``-a``/``--archive`` for ``cp``)."""
+    flags = "rRa" if archive else "rR"
+    return any(re.fullmatch(rf"-[A-Za-z]*[{flags}][A-Za-z]*", a) or a in ("--recursive", "--dereference-recursive")
+               or archive and a == "--archive" for a in args)
 
 
 def _shell_text(cmd: Any) -> list[str]:
