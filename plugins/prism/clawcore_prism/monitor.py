@@ -79,6 +79,12 @@ _SECRET = re.compile(
 _PLACEHOLDER = re.compile(r"example|xxxxxx|(.)\1{7,}|your[_-]?(api[_-]?)?key|dummy|redacted", re.IGNORECASE)
 
 
+def _carries_data(text: str) -> bool:
+    """Whether ``text`` holds an address or a link target (:data:`_DATA_CARRIER`); the characters every
+    such spelling needs are looked for first, which spares long plain prose the regular expression."""
+    return any(mark in text for mark in ("/", "@", "=", "www.", "](")) and bool(_DATA_CARRIER.search(text))
+
+
 def _live_secret(text: str) -> bool:
     """Whether ``text`` holds a credential that looks real (see :data:`_PLACEHOLDER`)."""
     return any(not _PLACEHOLDER.search(match.group(0)) for match in _SECRET.finditer(text))
@@ -107,7 +113,7 @@ _SENDING_TOOL = re.compile(r"send|post|mail|upload|publish|tweet|message|transfe
 #: (`//host/…`, `www.host`, `host.tld/path?x`), an image or link target, a mail address.
 _DATA_CARRIER = re.compile(
     r"\b[a-z][\w+.-]*://|(?<![\w/])//[\w-]+\.[\w.-]+|\bwww\.[\w-]+\.|!?\[[^\]]*\]\(|"
-    r"\b(?:src|href|action|data|poster)\s*=|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}(?::\d+)?/[^\s]*|"
+    r"\b(?:src|href|action|data|poster)\s*=|\b(?:[\w-]+\.)+[a-z]{2,}(?::\d+)?/|"
     r"\b[\w.+-]+@[\w-]+\.[\w.]+\b", re.IGNORECASE)
 _REDACTED = "[prism: removed suspected instruction]"
 _NOT_ALNUM = re.compile(r"[^a-z0-9]")
@@ -477,7 +483,8 @@ class Monitor:
             state = self._state(context)
             if self._leaks(state, context, message.content):
                 return self._exfiltration(state, context, "outbound message")
-            if _SECRET.search(message.content) or _SECRET.search(canonicalise(message.content).text):
+            canonical = canonicalise(message.content).text
+            if _SECRET.search(message.content) or _SECRET.search(canonical):
                 context.record("prism.dlp", {"rules": ["dlp.secret"]})
                 return Decision.deny("outbound message contains a credential", rules=("dlp.secret",), source=SOURCE)
             step = self.store.step(state, self.settings.thresholds)
@@ -487,8 +494,8 @@ class Monitor:
                 return Decision.deny(f"outbound messages blocked: session risk is at step {step.label}",
                                      rules=("ladder.block",), source=SOURCE)
             # Read canonicalised too: a full-width colon or a zero-width space does not hide an address.
-            carries = bool(_DATA_CARRIER.search(message.content) or _DATA_CARRIER.search(
-                canonicalise(message.content).text)) or message.channel not in (context.channel, "local")
+            carries = _carries_data(message.content) or _carries_data(canonical) \
+                or message.channel not in (context.channel, "local")
             if state.credential_read and carries:
                 return Decision.deny("outbound message with links or addresses after reading credentials",
                                      rules=("taint.credential-egress",), source=SOURCE)
@@ -535,10 +542,12 @@ class Monitor:
             return False
         if token in text:
             return True
-        if _digits(token) in "\n".join(_readings(text)):
+        readings = _readings(text)
+        if _digits(token) in "\n".join(readings):
             return True  # whole, spelled with separators, encoded or backwards
         # Long runs of hex (checksums, keys, dumps) are no pieces: in bulk, any six digits turn up sooner or later.
-        found = _canary_pieces(token, _readings(_LONG_HEX.sub(" ", text)))
+        without_long_hex = _LONG_HEX.sub(" ", text)
+        found = _canary_pieces(token, readings if without_long_hex == text else _readings(without_long_hex))
         if not found:
             return False
         key = risk_key(context.session_id, context.conversation_id)
