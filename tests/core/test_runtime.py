@@ -83,7 +83,9 @@ def test_confirm_without_handler_means_deny(wired) -> None:
     assert "confirmation: no one can confirm here" in result.content
 
 
-@pytest.mark.parametrize("answer, runs", [(True, True), (False, False)])
+# Only True approves: a handler that returns the raw answer ("n") cannot approve by being truthy.
+@pytest.mark.parametrize("answer, runs", [(True, True), (False, False), ("n", False), ("no", False), (1, False),
+                                          ([True], False)])
 def test_confirmation_handler_decides(wired, answer, runs) -> None:
     make, sink, tool, register_plugin = wired
 
@@ -100,23 +102,7 @@ def test_confirmation_handler_decides(wired, answer, runs) -> None:
     assert (not result.is_error) is runs
     assert bool(tool.calls) is runs
     decision = next(e for e in sink.events if e.kind == "tool.decision")
-    assert decision.data["confirmation"] == ("approved" if answer else "refused")
-
-
-@pytest.mark.parametrize("answer", ["n", "no", 1, [True]])
-def test_only_true_approves(wired, answer) -> None:
-    make, sink, tool, register_plugin = wired
-
-    class Confirm:
-        @hookimpl
-        def decide_tool_call(self, call, context):
-            return Decision.confirm("writes need confirmation")
-
-    register_plugin(Confirm(), "confirm")
-    result = make(confirm=lambda call, decision: answer).call_tool("echo_test", {"text": "x"})
-    assert result.is_error and tool.calls == []
-    decision = next(e for e in sink.events if e.kind == "tool.decision")
-    assert decision.data["confirmation"] == "refused"
+    assert decision.data["confirmation"] == ("approved" if runs else "refused")
 
 
 def test_a_raising_confirmation_handler_is_a_no(wired) -> None:
