@@ -456,6 +456,8 @@ def test_any_text_gets_a_verdict_and_never_raises(text: str) -> None:
         ("shred -u /bin/sh", DENY, "system-delete"),
         ("python3 -c \"open('/etc/passwd','w')\"", DENY, "system-delete"),
         ("rmdir /boot", DENY, "destructive-delete"),
+        ("sudo -D / rm -rf .", DENY, "destructive-delete"),
+        ("sudo --chdir=/ rm -rf *", DENY, "destructive-delete"),
         ("sed -i d /etc/passwd", DENY, "system-accounts"),
         ("perl -i -pe 's/x/y/' /etc/passwd", DENY, "system-accounts"),
         ("sed -i '' /etc/hosts", CONFIRM, "system-write"),

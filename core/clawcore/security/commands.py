@@ -329,13 +329,18 @@ class _Judge:
                 target = next((a for a in argv[1:] if not a.startswith("-")), "~")
                 cwd = norm_path(target) if target.startswith(("/", "~")) else cwd
                 continue
-            if argv[0] == "rm" and cwd and is_root_target(cwd):
+            # `sudo -D / rm -rf .`: sudo's own change of folder, for this command only
+            chdir = _leading_value(cmd.argv[1:], ("-D", "--chdir"), _WRAPPER_OPTIONS["sudo"][0]) \
+                if cmd.argv[:1] == ["sudo"] else None
+            chdir = chdir or next((a.split("=", 1)[1] for a in cmd.argv[1:] if a.startswith("--chdir=")), None)
+            here = norm_path(chdir) if chdir and chdir.startswith(("/", "~")) else cwd
+            if argv[0] == "rm" and here and is_root_target(here):
                 flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and not a.startswith("--"))
                 targets = [a for a in argv[1:] if not a.startswith("-")]
                 if ("r" in flags.lower() or "--recursive" in argv) and any(
                     norm_path(t) in ("*", ".", ".*", "./*") for t in targets
                 ):
-                    self.deny("destructive-delete", f"moves into {cwd} and deletes everything there")
+                    self.deny("destructive-delete", f"moves into {here} and deletes everything there")
 
     def _push_to_new_remote(self, script: shell.Script) -> None:
         added = set()
