@@ -337,9 +337,15 @@ def _closed(fragment: Any) -> Any:
     closed = {key: _closed(value) if key in _SUBSCHEMA_KEYS else value for key, value in fragment.items()}
     if isinstance(closed.get("properties"), Mapping):
         closed["properties"] = {key: _closed(value) for key, value in closed["properties"].items()}
-        if "additionalProperties" not in closed and "patternProperties" not in closed:
+        if not _OPEN_KEYWORDS & closed.keys():
             closed["additionalProperties"] = False
     return closed
+
+
+#: Keywords with which a schema says itself what other keys an object takes (or composes its keys from
+#: several schemas): ``_closed`` leaves such an object as its author wrote it.
+_OPEN_KEYWORDS = {"additionalProperties", "patternProperties", "unevaluatedProperties", "allOf", "anyOf", "oneOf",
+                  "if", "then", "else", "not", "dependentSchemas", "$ref", "$dynamicRef"}
 
 
 #: Keywords whose values are schemas that ``_closed`` walks into. Not ``anyOf``, ``if`` and the like: their
@@ -396,12 +402,16 @@ def _without_orphans(data: Mapping[str, Any], schema: Mapping[str, Any], where: 
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
     if not isinstance(properties, Mapping) or schema.get("additionalProperties") is not False:
         return dict(data)
+    # Only where a plugin's section can stand: at the top, and in sections that take them (`sandbox.docker`,
+    # `memory.embeddings.local`). Anywhere else an unknown key is a mistake for `validate` to name.
+    takes_sections = not where or schema.get("x-plugin-sections") is True
     kept: dict[str, Any] = {}
     for key, value in data.items():
         if key in properties:
             kept[key] = _without_orphans(value, properties[key], f"{where}{key}.") \
                 if isinstance(value, Mapping) else value
-        elif isinstance(value, Mapping) and not difflib.get_close_matches(str(key), list(properties), n=1):
+        elif takes_sections and isinstance(value, Mapping) and \
+                not difflib.get_close_matches(str(key), list(properties), n=1):
             warnings.warn(f"{where}{key}: a section no installed or enabled plugin declares; ignored "
                           "(remove it, or install or enable its plugin)", RuntimeWarning, stacklevel=3)
         else:

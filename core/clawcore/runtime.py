@@ -320,8 +320,10 @@ class Runtime:
                 why = record["confirmation"] = "no one can confirm here (non-interactive)"
             else:
                 try:
-                    answer = self.confirm(call, decision) is True
-                    why = record["confirmation"] = "approved" if answer else "refused"
+                    given = self.confirm(call, decision)
+                    answer = given is True
+                    why = record["confirmation"] = "approved" if answer else "refused" if given is False else (
+                        f"refused (the handler returned {type(given).__name__}, not True)")
                 except Exception as exc:  # a broken prompt (end of input, no terminal) is a no
                     why = record["confirmation"] = "not answered"
                     record["confirmation_error"] = f"{type(exc).__name__}: {exc}"

@@ -166,3 +166,29 @@ def test_a_plugin_section_refuses_keys_it_does_not_declare(plugin_manager, regis
                                      "pp.zzz: unknown key (known keys: a, sub, free, own)"]
     config = load_config(data={"pp": {"free": {"anything": 1}, "own": {"y": 1}}}, pm=plugin_manager)
     assert config.get("pp.free.anything") == 1 and config.get("pp.own.y") == 1
+
+
+def test_a_composed_plugin_schema_is_left_as_its_author_wrote_it(plugin_manager, register_plugin) -> None:
+    from clawcore import hookimpl
+
+    class Composed:
+        @hookimpl
+        def config_schema(self):
+            return {
+                "allof": {"type": "object", "properties": {"a": {}}, "allOf": [{"properties": {"b": {}}}],
+                          "unevaluatedProperties": False},
+                "cond": {"type": "object", "properties": {"mode": {}},
+                         "if": {"properties": {"mode": {"const": "remote"}}}, "then": {"properties": {"url": {}}}},
+            }
+
+    register_plugin(Composed(), "composed")
+    config = load_config(data={"allof": {"a": 1, "b": 2}, "cond": {"mode": "remote", "url": "x"}}, pm=plugin_manager)
+    assert config.get("allof.b") == 2 and config.get("cond.url") == "x"
+    with pytest.raises(ConfigError, match="'zzz' was unexpected"):  # the author's own closing still holds
+        load_config(data={"allof": {"zzz": 1}}, pm=plugin_manager)
+
+
+def test_an_unknown_key_inside_a_core_section_stays_an_error(clawcore_home, capsys) -> None:
+    (clawcore_home / "clawcore.yaml").write_text("memory:\n  search:\n    hybrid:\n      vectorWeight: 0.7\n")
+    assert main(["config", "check"]) == 2
+    assert "memory.search.hybrid: unknown key" in capsys.readouterr().err

@@ -102,7 +102,8 @@ def test_confirmation_handler_decides(wired, answer, runs) -> None:
     assert (not result.is_error) is runs
     assert bool(tool.calls) is runs
     decision = next(e for e in sink.events if e.kind == "tool.decision")
-    assert decision.data["confirmation"] == ("approved" if runs else "refused")
+    assert decision.data["confirmation"] == ("approved" if runs else "refused" if answer is False else
+                                             f"refused (the handler returned {type(answer).__name__}, not True)")
 
 
 def test_a_raising_confirmation_handler_is_a_no(wired) -> None:

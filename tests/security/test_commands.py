@@ -84,6 +84,8 @@ ALLOW, CONFIRM, DENY = Action.ALLOW, Action.CONFIRM, Action.DENY
         "rsync -a --delete build/ dist/",
         "rsync $OPTS $SRC $DEST",
         "pip show clawcore",
+        "cp -r core/clawcore /tmp/backup",
+        "mv build/clawcore dist/",
         "curl -d @payload.json http://localhost:8000/api",
         "curl -F file=@test.png http://127.0.0.1:8000/upload",
         "scp user@x.example:/logs/app.log .",

@@ -79,6 +79,20 @@ def test_every_entry_of_the_home_but_the_workspace_is_the_runtimes(policy: PathP
     assert allowed(fresh, str(policy.workspace / "notes.md"), "write")
 
 
+def test_a_home_that_is_the_workspace_protects_only_the_runtimes_own_names(tmp_path: Path) -> None:
+    """`workspace: .`: the home is a project, its files the agent's to work on."""
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "main.py").write_text("print('hi')\n")
+    (project / "README.md").write_text("# proj\n")
+    (project / "clawcore.yaml").write_text("workspace: .\n")
+    policy = PathPolicy(workspace=project, home=project)
+    for path in ("src/main.py", "README.md", "MEMORY.md", "memory/2026-01-01.md"):
+        assert allowed(policy, path) and allowed(policy, path, "write"), path
+    for path in ("clawcore.yaml", "audit/audit.jsonl", "prism/state.db"):
+        assert policy.check(path, "read").rules == ("path-protected",), path
+
+
 def test_an_audit_log_and_keys_configured_outside_the_home_are_protected(tmp_path: Path,
                                                                           plugin_manager: object) -> None:
     (tmp_path / "home" / "workspace").mkdir(parents=True)

@@ -44,6 +44,7 @@ def command(state: CliState, query: str) -> None:
     """Create a sample workspace, index it, search it, and try two tool calls."""
     runtime = state.runtime()
     workspace = runtime.workspace
+    make_folder(workspace, 0o777)  # a workspace keeps the umask's mode: a container's user may need to read it
     make_folder(workspace / "memory", 0o777)
     today = dt.date.today().isoformat()
     for path, text in (

@@ -42,6 +42,7 @@ MEMORY_SCHEMA: dict[str, Any] = {
         "embeddings": {
             "type": "object",
             "additionalProperties": False,
+            "x-plugin-sections": True,
             "description": "Embedding provider chain; provider plugins add their own sub-sections.",
             "properties": {
                 "provider": {

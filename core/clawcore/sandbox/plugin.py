@@ -18,6 +18,7 @@ _PATH_LIST = {"type": "array", "items": {"type": "string", "minLength": 1}}
 SANDBOX_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
+    "x-plugin-sections": True,  # backend plugins add theirs (`sandbox.docker`)
     "description": "Where and how tools run: backend, filesystem and network policy, limits.",
     "properties": {
         "backend": {"type": "string", "default": "local", "description": "Sandbox backend for bash: local, docker."},

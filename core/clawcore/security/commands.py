@@ -1765,7 +1765,7 @@ def _copies_out(j: _Judge, cmd: SimpleCommand, name: str, args: list[str]) -> No
 def _entry_point_copy(j: _Judge, cmd: SimpleCommand, name: str, args: list[str]) -> None:
     """``ln -s …/bin/clawcore cc``, ``$(which clawcore) audit …``: the runtime's command by another name."""
     copied = name in ("ln", "cp", "install", "rsync", "mv") and any(
-        a.rsplit("/", 1)[-1] == "clawcore" for a in args if not a.startswith("-"))
+        re.search(r"(^|/)bin/clawcore$", a) for a in args if not a.startswith("-"))  # the console script
     located = any((_effective(c)[:1] or [""])[0] in ("which", "command", "type", "whereis", "realpath", "readlink")
                   and "clawcore" in _effective(c)[1:] for c in cmd.substitutions)
     if copied or located:

@@ -304,11 +304,13 @@ def _glob_regex(glob: str, *, fold: bool = False) -> re.Pattern[str]:
 def runtime_paths(home: Path, workspace: Path, config: Any = None) -> tuple[str, ...]:
     """The runtime's own files, which no tool may touch: every entry of the home (those of
     :data:`PROTECTED_HOME_ENTRIES` whether they exist or not) except the folder that holds the
-    workspace, and the audit log, its checkpoints and its keys wherever ``config`` puts them."""
+    workspace — only those named ones when the workspace is the home itself — and the audit log, its
+    checkpoints and its keys wherever ``config`` puts them."""
     home, workspace = Path(os.path.realpath(home)), Path(os.path.realpath(workspace))
     names = set(PROTECTED_HOME_ENTRIES)
-    with contextlib.suppress(OSError):
-        names.update(os.listdir(home))
+    if workspace != home:  # `workspace: .` makes the home a project: only the runtime's own names are its
+        with contextlib.suppress(OSError):
+            names.update(os.listdir(home))
     if _inside(str(workspace), str(home)) and workspace != home:
         names.discard(workspace.relative_to(home).parts[0])
     paths = {str(home / name) for name in names if not _inside(str(workspace), str(home / name))}

@@ -1,4 +1,4 @@
-"""The console script ends cleanly on SIGTERM and SIGHUP: exit handlers run, no traceback."""
+"""The console script: it ends cleanly on SIGTERM and SIGHUP, and its demo lays out folders as a user needs."""
 
 from __future__ import annotations
 
@@ -33,3 +33,22 @@ def test_a_signal_ends_a_long_command_through_its_exit_handlers(tmp_path: Path, 
     assert proc.returncode == 128 + signum, err
     assert "Traceback" not in err
     assert marker.exists()
+
+
+def test_the_demo_makes_a_private_home_and_a_workspace_others_may_read(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container's user (the docker sandbox) reads the workspace; nobody else reads the home."""
+    import stat
+
+    from clawcore.cli import main
+
+    monkeypatch.setenv("CLAWCORE_LOAD_PLUGINS", "")
+    home = tmp_path / "home"
+    old = os.umask(0o022)
+    try:
+        assert main(["--home", str(home), "demo"]) == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    assert stat.S_IMODE((home / "workspace").stat().st_mode) == 0o755
+    assert stat.S_IMODE((home / "workspace" / "memory").stat().st_mode) == 0o755
