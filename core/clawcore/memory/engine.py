@@ -386,9 +386,10 @@ class Memory:
             if row is not None and row[0] == digest:
                 touched.append((st.st_mtime_ns, st.st_size, f.path))
             else:
-                if b"\x00" in data:  # a binary file under a .md name: its "text" would be replacement characters
+                binary = b"\x00" in data  # a binary file under a .md name: its "text" would be replacement characters
+                if binary:
                     self._warn(f"memory file {f.path} is not text (it holds NUL bytes); nothing of it is indexed")
-                chunks = [] if b"\x00" in data else chunk_markdown(_text(data), self.settings.chunking)
+                chunks = [] if binary else chunk_markdown(_text(data), self.settings.chunking)
                 group.append((f, st, digest, chunks))
                 size += len(chunks)
             # Written in groups of a few embedding batches: a killed sync loses at most one group.

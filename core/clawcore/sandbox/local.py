@@ -39,7 +39,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -48,7 +48,7 @@ from typing import Any
 from clawcore.security.secrets import scan_text
 from clawcore.types import ExecResult, ProviderUnavailable
 
-__all__ = ["BASE_ENV_KEYS", "Isolation", "LocalSandbox", "credential_stores", "detect_isolation"]
+__all__ = ["BASE_ENV_KEYS", "Isolation", "LocalSandbox", "covering", "credential_stores", "detect_isolation"]
 
 #: Environment variables every command gets from the parent (nothing secret).
 BASE_ENV_KEYS: tuple[str, ...] = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LANGUAGE", "TERM", "TZ")
@@ -341,22 +341,7 @@ class LocalSandbox:
         engine = os.environ.get("DOCKER_HOST", "")
         if engine.startswith("unix://"):
             candidates.append(Path(engine.removeprefix("unix://")))
-        kept = [Path(os.path.realpath(path)) for path in keep]
-        reals = sorted({Path(os.path.realpath(path)) for path in candidates}, key=lambda p: len(p.parts))
-        dirs: list[Path] = []
-        files: list[Path] = []
-        for real in reals:
-            if any(_contains(d, real) for d in dirs):
-                continue  # already under a covered folder
-            try:
-                mode = real.stat().st_mode
-            except OSError:
-                continue  # missing, or out of this user's reach: the command cannot reach it either
-            if stat.S_ISDIR(mode):
-                if not any(_contains(real, k) for k in kept):
-                    dirs.append(real)
-            else:  # a file, or a socket
-                files.append(real)
+        dirs, files = covering(candidates, keep)
         return [str(d) for d in dirs], [str(f) for f in files]
 
     def _bwrap_prefix(self, cwd: Path) -> list[str]:
@@ -495,6 +480,31 @@ class LocalSandbox:
             self._live.clear()
         for proc in live:
             _kill_group(proc)
+
+
+def covering(paths: Iterable[Path], keep: Sequence[Path] = ()) -> tuple[list[Path], list[Path]]:
+    """What to cover so that ``paths`` cannot be seen: the folders and the files, real paths, shallowest
+    first, none inside a folder already covered, none missing.
+
+    A folder that holds one of ``keep`` (the working directory, a writable path) is left visible:
+    covering it would hide what the command works on.
+    """
+    kept = [Path(os.path.realpath(path)) for path in keep]
+    dirs: list[Path] = []
+    files: list[Path] = []
+    for real in sorted({Path(os.path.realpath(path)) for path in paths}, key=lambda p: len(p.parts)):
+        if any(_contains(d, real) for d in dirs):
+            continue  # already under a covered folder
+        try:
+            mode = real.stat().st_mode
+        except OSError:
+            continue  # missing, or out of this user's reach: the command cannot reach it either
+        if stat.S_ISDIR(mode):
+            if not any(_contains(real, k) for k in kept):
+                dirs.append(real)
+        else:  # a file, or a socket
+            files.append(real)
+    return dirs, files
 
 
 def _contains(root: Path, path: Path) -> bool:

@@ -23,6 +23,7 @@ from typing import Any
 
 import docker.errors
 import docker.types
+from clawcore.sandbox.local import covering
 from clawcore.types import ExecResult, SandboxBackend
 
 from clawcore_sandbox_docker.engine import ENGINE_ERRORS, SandboxEngineError, engine_address
@@ -293,19 +294,14 @@ class DockerSandbox:
         They are ``mounts``, which the engine applies after the workspace's bind. Not tmpfs: Podman copies
         what the covered folder holds into a tmpfs mounted over it."""
         root = self.workspace.resolve()
-        masks: list[docker.types.Mount] = []
-        covered: list[Path] = []
-        for real in sorted({Path(os.path.realpath(path)) for path in self.hidden}, key=lambda p: len(p.parts)):
-            if real == root or not real.is_relative_to(root) or not os.path.lexists(real) or \
-                    any(real.is_relative_to(folder) for folder in covered):  # hidden with its folder already
-                continue
-            target = f"{WORKSPACE_MOUNT}/{real.relative_to(root).as_posix()}"
-            if real.is_dir():
-                covered.append(real)
-                masks.append(docker.types.Mount(target, _empty_folder(), type="bind", read_only=True))
-            else:
-                masks.append(docker.types.Mount(target, "/dev/null", type="bind", read_only=True))
-        return masks
+        inside = [real for real in map(Path, map(os.path.realpath, self.hidden)) if real.is_relative_to(root)]
+        folders, files = covering(inside, keep=[root])
+
+        def target(real: Path) -> str:
+            return f"{WORKSPACE_MOUNT}/{real.relative_to(root).as_posix()}"
+
+        return [*(docker.types.Mount(target(f), _empty_folder(), type="bind", read_only=True) for f in folders),
+                *(docker.types.Mount(target(f), "/dev/null", type="bind", read_only=True) for f in files)]
 
     def _discard_container(self) -> None:
         container, self._container = self._container, None
