@@ -18,7 +18,7 @@ from clawcore.types import Action, Tool, ToolCall, ToolResult
 if TYPE_CHECKING:
     from clawcore.runtime import ToolContext
 
-__all__ = ["SPAWN_SUBAGENT", "is_subagent"]
+__all__ = ["SPAWN_SUBAGENT", "is_subagent", "parent_of"]
 
 _MARK = ".sub-"
 
@@ -36,6 +36,11 @@ PARAMETERS: Mapping[str, Any] = {
 def is_subagent(session_id: str) -> bool:
     """True for the session id of a sub-agent."""
     return _MARK in session_id
+
+
+def parent_of(session_id: str) -> str | None:
+    """The session that started the sub-agent ``session_id``; None for a session no sub-agent's."""
+    return session_id.split(_MARK, 1)[0] if is_subagent(session_id) else None
 
 
 def _spawn(arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:

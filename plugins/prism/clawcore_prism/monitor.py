@@ -30,6 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from clawcore.agent.subagent import parent_of
 from clawcore.config import read_config_file
 from clawcore.errors import ClawcoreError
 from clawcore.security.commands import analyze as analyze_command
@@ -119,8 +120,6 @@ _REDACTED = "[prism: removed suspected instruction]"
 _NOT_ALNUM = re.compile(r"[^a-z0-9]")
 #: A run of hex longer than the canary's digits: a checksum or a key, read as no piece of the canary.
 _LONG_HEX = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{17,}(?![0-9A-Fa-f])")
-#: The mark of a sub-agent's session id (``PARENT.sub-…``): see :mod:`clawcore.agent.subagent`.
-_SUBAGENT_MARK = ".sub-"
 _BLOB = re.compile(r"[A-Za-z0-9+/_-]{20,}")
 #: Hex written byte by byte (``50 52 49`` as xxd and hexdump print it, or ``50:52:49``).
 _SPACED_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]){9,}[0-9A-Fa-f]{2}(?![0-9A-Fa-f])")
@@ -240,8 +239,8 @@ class Monitor:
         key = risk_key(context.session_id, context.conversation_id)
         fresh = self.store.peek(key) is None
         state = self.store.get(key, context.session_id)
-        parent_id = context.session_id.split(_SUBAGENT_MARK, 1)[0]
-        if fresh and parent_id != context.session_id:
+        parent_id = parent_of(context.session_id)
+        if fresh and parent_id is not None:
             # A sub-agent starts where its parent stands: what the parent read and took in, and its risk.
             # Else a spawned task would run clean what the parent may not (egress after a credential read).
             parent = self.store.peek(risk_key(parent_id, parent_id))
@@ -691,7 +690,7 @@ def _decodings(text: str) -> Iterable[str]:
             return
         blob = blob[:budget]
         budget -= len(blob)
-        yield from _decoded(blob.removeprefix("0x").removeprefix("0X") if blob[:2].lower() == "0x" else blob)
+        yield from _decoded(blob[2:] if blob[:2].lower() == "0x" else blob)
 
 
 def _decoded(blob: str) -> Iterable[str]:
