@@ -314,15 +314,13 @@ def runtime_paths(home: Path, workspace: Path, config: Any = None) -> tuple[str,
     if _inside(str(workspace), str(home)) and workspace != home:
         names.discard(workspace.relative_to(home).parts[0])
     paths = {str(home / name) for name in names if not _inside(str(workspace), str(home / name))}
-    audit = config.section("audit") if hasattr(config, "section") else {}
-    for key in ("path", "keys"):
-        if isinstance(audit.get(key), str):
-            where = Path(os.path.realpath(home / os.path.expanduser(audit[key])))
-            paths.add(str(where))
-            if key == "path":
-                from clawcore.security.audit import checkpoints_path_for
+    if hasattr(config, "data"):
+        # Where the audit plugin writes, read as it reads it: one reading of `audit.path` and `audit.keys`.
+        from clawcore.security.audit import checkpoints_path_for
+        from clawcore.security.audit_plugin import AuditSettings
 
-                paths.add(str(checkpoints_path_for(where)))
+        audit = AuditSettings.from_config(config.data, home)
+        paths |= {os.path.realpath(p) for p in (audit.path, checkpoints_path_for(audit.path), audit.keys)}
     return tuple(sorted(paths))
 
 
