@@ -64,7 +64,7 @@ ROOT_SCHEMA: dict[str, Any] = {
         "workspace": {
             "type": "string",
             "default": "workspace",
-            "description": "Memory workspace; relative paths are under $CLAWCORE_HOME.",
+            "description": "Memory workspace; relative paths are under $CLAWCORE_HOME, ~/... under your home.",
         },
         "timezone": {
             "type": ["string", "null"],
@@ -196,6 +196,11 @@ def clawcore_home(environ: Mapping[str, str] | None = None) -> Path:
     return Path(environ.get("CLAWCORE_HOME") or Path.home() / ".clawcore").expanduser()
 
 
+def home_path(home: Path, value: str | os.PathLike[str]) -> Path:
+    """A path from the config: ``~`` expanded, absolute as written, else under the home."""
+    return home / Path(value).expanduser()
+
+
 @dataclass(frozen=True)
 class Config:
     """The effective configuration: the user's file with every default filled in."""
@@ -221,7 +226,7 @@ class Config:
 
     @property
     def workspace(self) -> Path:
-        return (self.home / str(self.data.get("workspace", "workspace"))).expanduser()
+        return home_path(self.home, str(self.data.get("workspace", "workspace")))
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

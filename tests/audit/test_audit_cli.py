@@ -215,3 +215,16 @@ def test_rotate_keys_and_pinned_verify(home: Path, capsys: pytest.CaptureFixture
     code, out, _ = _run(capsys, home, "verify", "--public-key", str(first_pub))
     assert code == 0, out
     assert len(list((home / "audit" / "keys").glob("*.pub"))) == 2
+
+
+def test_an_audit_path_under_tilde_is_in_the_user_home(
+    clawcore_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    (clawcore_home / "clawcore.yaml").write_text(
+        yaml.safe_dump({"audit": {"path": "~/logs/audit.jsonl", "keys": "~/logs/keys"}}))
+    code, _, _ = _run(capsys, clawcore_home, "record", "deploy.release")
+    assert code == 0
+    assert [record.kind for record in read_records(tmp_path / "user" / "logs" / "audit.jsonl")][-1] == "deploy.release"
+    assert (tmp_path / "user" / "logs" / "keys").is_dir()
+    assert not (clawcore_home / "~").exists()

@@ -192,3 +192,10 @@ def test_an_unknown_key_inside_a_core_section_stays_an_error(clawcore_home, caps
     (clawcore_home / "clawcore.yaml").write_text("memory:\n  search:\n    hybrid:\n      vectorWeight: 0.7\n")
     assert main(["config", "check"]) == 2
     assert "memory.search.hybrid: unknown key" in capsys.readouterr().err
+
+
+def test_a_path_setting_under_tilde_is_in_the_user_home(clawcore_home, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    config = load_config(clawcore_home, data={"workspace": "~/notes"})
+    assert config.workspace == tmp_path / "user" / "notes"
+    assert load_config(clawcore_home, data={"workspace": str(tmp_path / "w")}).workspace == tmp_path / "w"

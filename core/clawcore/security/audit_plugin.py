@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from clawcore import hookimpl
-from clawcore.config import clawcore_home
+from clawcore.config import clawcore_home, home_path
 from clawcore.security.audit import AuditError, AuditLog, canonical_json, plain_json, tail_records
 from clawcore.types import AuditEvent, HookContext
 
@@ -87,8 +87,8 @@ class AuditSettings:
         merged = {**defaults, **section}
         return cls(
             enabled=bool(merged["enabled"]),
-            path=(home / str(merged["path"])).expanduser(),
-            keys=(home / str(merged["keys"])).expanduser(),
+            path=home_path(home, str(merged["path"])),
+            keys=home_path(home, str(merged["keys"])),
             checkpoint_every=int(merged["checkpointEvery"]),
             hmac=bool(merged["hmac"]),
             fsync=str(merged["fsync"]),

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clawcore.config import home_path
 from clawcore.errors import ConfigError
 
 from clawcore_embeddings_local.catalogue import CATALOGUE, DEFAULT_MODEL
@@ -98,9 +99,7 @@ class LocalSettings:
         if raw_path is not None:
             if not isinstance(raw_path, str) or not raw_path.strip():
                 raise ConfigError("modelPath must be a non-empty path", path=SECTION)
-            model_path = Path(raw_path).expanduser()
-            if not model_path.is_absolute():
-                model_path = home / model_path
+            model_path = home_path(home, raw_path)
         sha256 = settings.get("sha256")
         if sha256 is not None and (
             not isinstance(sha256, str) or len(sha256) != 64 or set(sha256) - set("0123456789abcdef")

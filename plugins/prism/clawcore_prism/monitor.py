@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from clawcore.agent.subagent import parent_of
-from clawcore.config import read_config_file
+from clawcore.config import home_path, read_config_file
 from clawcore.errors import ClawcoreError
 from clawcore.security.commands import analyze as analyze_command
 from clawcore.security.shell import parse as parse_command
@@ -170,8 +170,7 @@ class Monitor:
     # -- configuration ---------------------------------------------------------
 
     def _state_dir(self, settings: PrismSettings) -> Path:
-        path = Path(settings.state_dir).expanduser()
-        return path if path.is_absolute() else self.home / path
+        return home_path(self.home, settings.state_dir)
 
     def _stamp(self) -> tuple[int, int] | None:
         try:
