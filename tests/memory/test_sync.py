@@ -107,6 +107,28 @@ def test_sources_symlinks_dedupe_and_extra_paths(tmp_path: Path, open_mem) -> No
         assert memory.get(name) == "alpha launch checklist"
 
 
+def test_a_link_inside_the_workspace_counts_only_where_it_leads_to_memory(tmp_path: Path, open_mem) -> None:
+    from clawcore.errors import MemoryAccessError
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / ".env.local").write_text("DB_PASSWORD=zebra-horse-battery\n")
+    (ws / "clawcore.yaml").write_text("models: {openai: {apiKey: zebra}}\n")
+    (ws / "notes.md").write_text("zebra notes outside memory\n")
+    (ws / "memory" / "2026-11-30.md").write_text("kept zebra daily note\n")
+    for name, target in [("keys.md", "../.env.local"), ("cfg.md", "../clawcore.yaml"), ("n.md", "../notes.md"),
+                         ("latest.md", "2026-11-30.md")]:
+        (ws / "memory" / name).symlink_to(target)
+    (ws / "MEMORY.md").symlink_to(".env.local")
+    memory = open_mem(ws, provider="none")
+    memory.sync()
+    assert [r.path for r in memory.search("zebra").results] == ["memory/2026-11-30.md"]
+    assert memory.get("memory/latest.md") == "kept zebra daily note"
+    for name in ("memory/keys.md", "memory/cfg.md", "memory/n.md", "MEMORY.md"):
+        with pytest.raises(MemoryAccessError, match="leads out of the workspace's memory"):
+            memory.get(name)
+
+
 def test_get_reads_line_ranges(workspace: Path, open_mem) -> None:
     memory = open_mem(workspace)
     assert memory.get("MEMORY.md", 3, 1) == "The user prefers green tea over coffee."

@@ -527,6 +527,10 @@ def test_any_text_gets_a_verdict_and_never_raises(text: str) -> None:
         ("vault print token", DENY, "credential-read"),
         ("cp x /bin/sh", DENY, "system-delete"),
         ("sudo dd if=/dev/zero of=/boot/grub/grub.cfg", DENY, "system-delete"),
+        # a link hands a credential to whatever reads the new name (a memory note, a served folder)
+        ("ln ~/.ssh/id_rsa memory/k.md", DENY, "credential-read"),
+        ("ln -s ../.env.local memory/notes.md", CONFIRM, "secrets-file"),
+        ("link .env x.md", CONFIRM, "secrets-file"),
     ],
 )
 def test_system_files_wrappers_uploads_and_credentials(command: str, action: Action, rule: str) -> None:

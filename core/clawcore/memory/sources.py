@@ -2,9 +2,9 @@
 
 Memory files are ``MEMORY.md`` / ``memory.md`` at the workspace root, every
 ``memory/**/*.md``, and the configured ``memory.extraPaths`` (files, or
-folders whose ``*.md`` files count). A symlink whose target leaves the
-workspace is skipped (extra paths are trusted: the user named them), and a
-file reached twice is indexed once, under its first name.
+folders whose ``*.md`` files count). A symlink counts only where its target
+is memory too (extra paths are trusted: the user named them), and a file
+reached twice is indexed once, under its first name.
 """
 
 from __future__ import annotations
@@ -41,6 +41,17 @@ def _inside(path: Path, root: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _memory_place(real: Path, real_root: Path) -> bool:
+    """Whether a resolved path is itself where memory lives: a root file or a file under ``memory/``.
+
+    A link inside the workspace may only lead to another memory file: one to ``../.env`` or to the
+    runtime's config would hand files the tool policy denies to ``memory_get`` and to search snippets.
+    """
+    if real.parent == real_root:
+        return real.name in ROOT_FILES
+    return _inside(real, (real_root / "memory").resolve())
 
 
 def _label(path: Path, workspace: Path) -> str:
@@ -97,8 +108,8 @@ def discover(workspace: Path, extra_paths: Iterable[str] = (), unreadable: list[
                 if not candidate.is_file():
                     return
                 real = candidate.resolve(strict=True)
-                if not trusted and not _inside(real, real_root):
-                    return  # a symlink out of the workspace
+                if not trusted and not _memory_place(real, real_root):
+                    return  # a symlink out of the workspace's memory (to .env, to clawcore.yaml, ...)
             st = real.stat()
         except (OSError, RuntimeError):  # dangling link, loop, permission
             return
@@ -225,11 +236,12 @@ def resolve_memory_path(requested: str, files: Iterable[MemoryFile], workspace: 
         return same  # another name (a link) of a memory file, which is indexed under one name
     if candidate.is_symlink():
         try:
-            outside = not _inside(candidate.resolve(), Path(workspace).resolve())
+            outside = not _memory_place(candidate.resolve(), Path(workspace).resolve())
         except (OSError, RuntimeError):
             outside = True
         if outside:
-            raise MemoryAccessError(f"memory path {requested!r} is a symlink that leads out of the workspace; refused")
+            raise MemoryAccessError(
+                f"memory path {requested!r} is a symlink that leads out of the workspace's memory; refused")
     if (cleaned in ROOT_FILES or cleaned.startswith("memory/") and cleaned.lower().endswith(".md")) \
             and not candidate.exists():
         raise MemoryAccessError(f"there is no memory file {requested!r}; use memory_search to find one")

@@ -1022,10 +1022,11 @@ class _Judge:
     def _credential_read(self, cmd: SimpleCommand, name: str, path: str) -> None:
         if name in ("chmod", "chown", "ls", "stat", "ssh-keygen", "ssh-add", "ssh", "mkdir", "touch"):
             return
+        verb = "links to" if name in ("ln", "link") else "reads"
         if is_strong_credential(_strip_at(path)):
-            self.deny("credential-read", f"{name} reads the credential file {_strip_at(path)}")
+            self.deny("credential-read", f"{name} {verb} the credential file {_strip_at(path)}")
         else:
-            self.confirm("secrets-file", f"{name} reads the secrets file {_strip_at(path)}")
+            self.confirm("secrets-file", f"{name} {verb} the secrets file {_strip_at(path)}")
 
     def _disk_tool(self, name: str, args: list[str]) -> None:
         devices = [a for a in args if is_device(a)]
@@ -2135,7 +2136,7 @@ _PATTERN_FIRST = set(_SEARCH_VALUE_OPTIONS)
 
 def unread_positions(name: str, args: list[str]) -> set[int]:
     """Positions of the words a reader does not read as files: a search's pattern
-    (``grep -rn id_rsa src/``) and a copy's destination (``cp .env.example .env``)."""
+    (``grep -rn id_rsa src/``) and a copy's or link's destination (``cp .env.example .env``)."""
     positional = []
     skip = False
     for index, arg in enumerate(args):
@@ -2152,7 +2153,7 @@ def unread_positions(name: str, args: list[str]) -> set[int]:
         explicit = any(a in ("-e", "-f", "--regexp", "--file") or a.startswith(("--regexp=", "--file="))
                        or re.fullmatch(r"-[A-Za-z]*[ef].*", a) for a in args if a != "--")
         return set(positional[:1]) if positional and not explicit else set()
-    if name in ("cp", "install", "rsync", "scp") and len(positional) >= 2:
+    if name in ("cp", "install", "rsync", "scp", "ln", "link") and len(positional) >= 2:
         return {positional[-1]}
     return set()
 

@@ -222,6 +222,8 @@ READERS = {
     "awk",
     "sed",
     "cp",
+    "ln",  # a link hands the file to whatever reads the new name (a memory note, a served folder)
+    "link",
     "tar",
     "zip",
     "gzip",
