@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import string
+import time
 
 import pytest
 from clawcore.security.secrets import MARK, mask_config, redact, redact_data, scan_text, shannon_entropy
@@ -92,6 +93,19 @@ def test_private_key_body_is_removed_but_header_kept() -> None:
     assert "PRIVATE KEY-----\n" not in masked.split(MARK, 1)[1]
 
 
+def test_a_private_key_cut_short_is_removed_up_to_the_text_after_it() -> None:
+    body = [rand(ALNUM + "+/", 64) for _ in range(3)]
+    text = "x\n-----BEGIN PRIVATE KEY-----\n" + "\n".join(body) + "\n[exit code 0]"
+    masked = redact(text)
+    assert not any(line in masked for line in body) and masked.endswith("\n[exit code 0]")
+
+
+def test_many_key_headers_are_read_in_one_pass() -> None:
+    started = time.perf_counter()
+    redact("-----BEGIN PRIVATE KEY----- abc " * 3000)
+    assert time.perf_counter() - started < 1.0
+
+
 def test_entropy_floor_rejects_repetitive_values() -> None:
     assert shannon_entropy("aaaaaaaa") == 0.0
     assert shannon_entropy(rand(ALNUM, 40)) > 4.5
@@ -132,7 +146,6 @@ def test_mask_config_masks_credentials_but_not_settings() -> None:
 
 
 def test_scanning_is_fast_on_ordinary_text() -> None:
-    import time
 
     text = ("def handler(request):\n    token = request.headers.get('X-Token')\n    return token\n" * 2000)
     started = time.perf_counter()
@@ -149,6 +162,10 @@ def test_scanning_is_fast_on_ordinary_text() -> None:
     f"heroku_api_key = {RNG.getrandbits(128):032x}"[:-32] + "0f3b8c2e-6d4a-4b9e-8c1f-2a7d5e9b3c6f",
     f"app.secret_key = '{rand(HEX, 24)}'",
     f"redis://:{rand(ALNUM, 12)}9@cache:6379/0",
+    # a literal with a dot is no code reference
+    f"DB_PASSWORD={rand(ALNUM, 8)}.{rand(ALNUM, 9)}7",
+    f'{{"password": "{rand(ALNUM, 8)}.{rand(ALNUM, 9)}7"}}',
+    f"VAULT_TOKEN=s.{rand(ALNUM, 24)}",
 ])
 def test_other_contexts_are_found(text: str) -> None:
     assert scan_text(text), text
@@ -161,6 +178,8 @@ def test_other_contexts_are_found(text: str) -> None:
     "TOKEN_URL = 'https://oauth2.example.com/token'",
     "self.api_key = api_key",
     "if password == confirm_password:",
+    "token = app.config.api_token",
+    "password = settings.DB_PASSWORD",
 ])
 def test_other_look_alikes_are_not_found(text: str) -> None:
     assert scan_text(text) == [], [f.rule for f in scan_text(text)]

@@ -131,8 +131,10 @@ _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 RULES: tuple[SecretRule, ...] = (
     _rule("private-key", "private key (PEM / OpenSSH / PGP)", ["private key"],
           r"(?P<secret>-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-          r"(?:[A-Za-z0-9+/=:,\- \t\r\n]|\\n|\\r)*?"
-          r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?=[\"'`]|$)))",
+          # the body stops at the next run of dashes, so a text of many BEGIN lines is read once
+          r"(?:(?:[A-Za-z0-9+/=:, \t\r\n]|-(?!----)|\\n|\\r)*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+          # no END line (a key cut short by `head`, a truncated log): every line of key material that follows
+          r"|(?:[ \t]*(?:\r?\n|\\r?\\n)?[ \t]*(?:[A-Za-z0-9+/=]{8,}|[A-Z][A-Za-z-]*:[^\r\n\\]*))*))",
           prefix=r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", min_length=40),
     _rule("aws-access-key-id", "AWS access key id", ["akia", "asia", "abia", "acca", "a3t"],
           _B + r"(?P<secret>(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16})" + _E,
@@ -283,8 +285,10 @@ _DIGEST_PREFIX = re.compile(r"(?i)^(?:sha(?:1|224|256|384|512)[-:]|md5[-:]|h1:|b
 _REFERENCE = re.compile(
     r"^(?:\$[A-Za-z_{(]|%[A-Za-z_]+%$|(?:self|this|cls|ctx|context|request|req|opts?|args|kwargs|params)\.|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\s*[(\[]"
     r"|(?:process\.env|os\.environ|os\.getenv|env|secrets|vars|inputs|config|settings|ENV)\b[.\[(]"
-    r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|!(?:Ref|Sub|GetAtt)\b|vault:|arn:aws:)"
+    r"|!(?:Ref|Sub|GetAtt)\b|vault:|arn:aws:)"
 )
+_IDENTIFIER_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _IDENTIFIER = re.compile(r"^_*[a-z][a-z0-9]*(?:_+[a-z0-9]+)*_*$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|^[a-z]+(?:[A-Z][a-z0-9]+)+$")
 _WORDS = re.compile(r"^[A-Za-z]+(?:[ \-][A-Za-z]+)+$")
 # Key names that only look like secret names.
@@ -325,16 +329,15 @@ def _is_allowed(rule: SecretRule, value: str, match: re.Match[str]) -> bool:
         stripped = value.strip()
         if _REFERENCE.match(stripped) or _DIGEST_PREFIX.match(stripped):
             return True
+        if groups.get("bare") is not None and _DOTTED.fullmatch(stripped) and _looks_like_code(stripped):
+            return True  # `token = app.config.api_token`; a quoted "word.word" is a literal, and may be a password
         if rule.id in ("secret-assignment", "xml-secret"):
             name = groups.get("name") or ""
             if _BENIGN_KEY.search(name) or not _SECRET_WORD.search(name.rsplit(".", 1)[-1]):
                 return True
             if _HEX_DIGEST.match(stripped) and not re.search(r"(?i)secret|token|api.?key|password|pass", name):
                 return True
-            if _WORDS.match(stripped) or (
-                re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", stripped)
-                and _looks_like_code(stripped)
-            ):
+            if _WORDS.match(stripped) or (_IDENTIFIER_WORD.fullmatch(stripped) and _looks_like_code(stripped)):
                 return True
             if groups.get("bare") is not None and _looks_like_code(stripped):
                 return True
