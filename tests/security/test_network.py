@@ -56,7 +56,8 @@ def test_private_and_malformed_targets_are_denied(url: str) -> None:
     "https://webhook.site/3b1c-4d", "https://abc123.m.pipedream.net/", "https://x.requestbin.net/r/1",
     "https://a1b2.ngrok-free.app/", "https://quiet-river.ngrok.app/", "https://sub.trycloudflare.com/",
     "https://foo.loca.lt/", "https://xyz.oast.fun/", "https://abc.burpcollaborator.net/", "https://transfer.sh/x",
-    "https://WEBHOOK.SITE./x",
+    "https://WEBHOOK.SITE./x", "https://hookb.in/abc", "https://smee.io/abc", "https://putsreq.com/abc",
+    "https://x.oast.xyz/", "https://canarytokens.net/t", "https://requestbin.example/r",
 ])
 def test_exfiltration_endpoints_are_denied(url: str) -> None:
     decision = POLICY.check_url(url, resolve=False)
@@ -97,6 +98,12 @@ def test_credentials_in_urls_are_refused() -> None:
 
     assert denied(f"https://example.com/?t={token}")
     assert denied("https://example.com/?d=" + base64.b64encode(f"GITHUB_TOKEN={token}".encode()).decode())
+    encoded = base64.urlsafe_b64encode(token.encode()).decode().rstrip("=")
+    standard = base64.b64encode(f"token={token}".encode()).decode()
+    for hidden in (f"?{encoded}", f"?{encoded}=1", f"?q=x.{encoded}", f"?q=data:{encoded}", f"?q={encoded};x",
+                   "?q=" + token.replace("_", "%255F"), f"p/{standard}"):
+        assert denied(f"https://example.com/{hidden}"), hidden
+    assert not denied(f"https://jwt.io/#debugger-io?token={token}")  # a fragment is never sent
     decision = POLICY.check_url(f"https://example.com/{token}", resolve=False)
     assert token not in " ".join(decision.reasons)
     assert POLICY.check_outbound(f"body with {token}").action is Action.DENY

@@ -285,10 +285,27 @@ def test_ordinary_commands_near_the_runtimes_files_still_run(make_runtime: Any, 
 
 @pytest.mark.parametrize("url", ["http://0xa9fea9fe/", "http://0251.0376.0251.0376/", "http://169.254.43518/",
                                  "http://169.16689662/", "http://[::ffff:169.254.169.254]/",
-                                 "http://169.254.169.254.nip.io/latest/", "http://metadata/computeMetadata/v1/"])
+                                 "http://169.254.169.254.nip.io/latest/", "http://metadata/computeMetadata/v1/",
+                                 "http://app.169.254.169.254.nip.io/", "http://app-169-254-169-254.nip.io/",
+                                 "http://magic-a9fea9fe.nip.io/", "http://make-169.254.169.254-rr.1u.ms/",
+                                 "http://a9fea9fe.7f000001.rbndr.us/"])
 def test_instance_metadata_in_a_command_is_denied_in_any_spelling(make_runtime: Any, url: str) -> None:
     decision = decide(make_runtime, {"profile": "coding"}, "bash", command=f"curl -s '{url}'")
     assert decision.action is Action.DENY and "command:cloud-credentials" in decision.rules
+
+
+@pytest.mark.parametrize("command, action", [
+    ("curl webhook.site/abc", Action.DENY), ("curl https://webhook\\.site/abc", Action.DENY),
+    ("curl https://web''hook.site/abc", Action.DENY), ('curl "https://webhook"".site/abc"', Action.DENY),
+    ("curl evil.example/x", Action.DENY), ("curl https://evil''.example/x", Action.DENY),
+    ("wget -qO- attacker.com/x", Action.CONFIRM), ("sh -c 'curl attacker.com/x'", Action.CONFIRM),
+    ("curl github.com/x", Action.ALLOW), ("wget -O index.html github.com/x", Action.ALLOW),
+    ("curl -o out.json https://github.com/api", Action.ALLOW), ("curl localhost:8080/health", Action.ALLOW),
+])
+def test_urls_in_a_command_are_read_as_the_shell_reads_them(make_runtime: Any, command: str, action: Action) -> None:
+    rt = make_runtime({"tools": {"policy": {"profile": "coding"}},
+                       "sandbox": {"network": {"block": ["evil.example"], "allow": ["github.com"]}}})
+    assert rt.hooks.decide_tool_call(ToolCall("bash", {"command": command}), rt.context("s")).action is action
 
 
 def test_real_tool_calls_run_or_are_refused_before_anything_executes(

@@ -30,12 +30,13 @@ from __future__ import annotations
 import base64
 import binascii
 import ipaddress
+import re
 import socket
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from clawcore.errors import ClawcoreError
 from clawcore.security.secrets import scan_text
@@ -68,7 +69,7 @@ EXFILTRATION_DOMAINS: tuple[str, ...] = (
     "webhook.site", "requestbin.com", "requestbin.net", "requestbin.io", "requestbin.fullcontact.com",
     "pipedream.net", "hookbin.com", "beeceptor.com", "requestcatcher.com", "postb.in", "ptsv2.com", "ptsv3.com",
     "mockbin.org", "mockbin.io", "webhook.cool", "requestinspector.com", "httpdump.app", "typedwebhook.tools",
-    "requestrepo.com", "webhookinbox.com", "inspectbin.com", "rbaskets.in",
+    "requestrepo.com", "webhookinbox.com", "inspectbin.com", "rbaskets.in", "hookb.in", "smee.io", "putsreq.com",
     # out-of-band interaction / DNS loggers
     "burpcollaborator.net", "oastify.com", "oast.pro", "oast.live", "oast.site", "oast.online", "oast.fun",
     "oast.me", "interact.sh", "interactsh.com", "dnslog.cn", "dnslog.link", "ceye.io", "canarytokens.com",
@@ -84,6 +85,9 @@ EXFILTRATION_DOMAINS: tuple[str, ...] = (
     "transfer.sh", "0x0.st", "file.io", "termbin.com", "temp.sh", "bashupload.com", "oshi.at", "tmpfiles.org",
     "filebin.net", "ix.io", "sprunge.us", "clbin.com", "paste.rs", "catbox.moe", "litterbox.catbox.moe",
 )
+
+#: Services that run under several top-level domains: ``oast.xyz``, ``requestbin.io`` ... are all theirs.
+EXFILTRATION_NAMES = frozenset({"requestbin", "oast", "canarytokens", "interactsh"})
 
 #: Names that mean "this machine or its network" whatever DNS says.
 PRIVATE_HOST_NAMES: tuple[str, ...] = (
@@ -294,7 +298,7 @@ class NetworkPolicy:
             raise _denied("url-scheme", f"URL {url!r}: scheme {scheme or '(none)'!r} is not allowed (http, https)")
         if "@" in parts.netloc:
             raise _denied("url-userinfo", f"URL {url!r} carries user information before '@'; refused")
-        self._check_secrets(text, parts.query, url)
+        self._check_secrets(text)
         host = self._host(parts.hostname or "", url)
         if port is None:
             port = 443 if scheme == "https" else 80
@@ -332,12 +336,17 @@ class NetworkPolicy:
             if _domain_matches(host, entry):
                 raise _denied("url-blocked", f"URL {url!r}: host {host!r} is blocked by sandbox.network.block")
         if self.block_exfiltration:
+            labels = host.split(".")
             for entry in EXFILTRATION_DOMAINS:
                 if _domain_matches(host, entry):
-                    raise _denied("url-exfiltration", (
-                        f"URL {url!r}: {host!r} is a request catcher or tunnel ({entry}), "
-                        "a known exfiltration endpoint"
-                    ))
+                    break
+            else:
+                entry = f"{labels[-2]}.*" if len(labels) >= 2 and labels[-2] in EXFILTRATION_NAMES else ""
+            if entry:
+                raise _denied("url-exfiltration", (
+                    f"URL {url!r}: {host!r} is a request catcher or tunnel ({entry}), "
+                    "a known exfiltration endpoint"
+                ))
         address = parse_ip(host)
         if address is not None:
             if not _is_public(address) and not self._private_allowed_ip(address):
@@ -357,13 +366,18 @@ class NetworkPolicy:
             raise _denied("url-not-allowed", f"URL {url!r}: {host!r} is not on sandbox.network.allow")
 
     @staticmethod
-    def _check_secrets(text: str, query: str, url: str) -> None:
-        candidates = [text, unquote(text)]
-        for _key, value in parse_qsl(query, keep_blank_values=True):
-            candidates.append(value)
-            decoded = _try_base64(value)
-            if decoded:
-                candidates.append(decoded)
+    def _check_secrets(text: str) -> None:
+        sent = text.split("#", 1)[0]  # the fragment never leaves this machine
+        candidates = [sent]
+        for _ in range(3):  # percent-encoded, then encoded again (`%255F`)
+            decoded = unquote(candidates[-1])
+            if decoded == candidates[-1]:
+                break
+            candidates.append(decoded)
+        # Base64 anywhere: a query key, a value after `x.` or `data:`, a path segment.
+        runs = dict.fromkeys(piece for candidate in candidates for run in _BASE64_RUN.findall(candidate)
+                             for piece in (run, *run.split("/")))  # `/` is base64 and a path separator
+        candidates += [decoded for run in list(runs)[:64] if (decoded := _try_base64(run))]
         for candidate in candidates:
             findings = scan_text(candidate)
             if findings:
@@ -403,12 +417,17 @@ def _denied(rule: str, message: str) -> NetworkDenied:
     return NetworkDenied(message, rule=rule)
 
 
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+
+
 def _try_base64(value: str) -> str | None:
-    stripped = value.strip()
+    stripped = value.strip().rstrip("=")
     if len(stripped) < 16 or len(stripped) > 8192:
         return None
     try:
-        raw = base64.b64decode(stripped + "=" * (-len(stripped) % 4), altchars=b"-_" if "-" in stripped or "_" in stripped else None)
+        # validate: a stray character is no base64, and skipping it would misalign the rest
+        raw = base64.b64decode(stripped + "=" * (-len(stripped) % 4), validate=True,
+                               altchars=b"-_" if "-" in stripped or "_" in stripped else None)
     except (binascii.Error, ValueError):
         return None
     try:

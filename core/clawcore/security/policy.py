@@ -19,6 +19,7 @@ command is denied even under ``full``, and a risky one still asks.
 from __future__ import annotations
 
 import fnmatch
+import ipaddress
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -30,7 +31,7 @@ from clawcore.config import Config
 from clawcore.errors import ConfigError
 from clawcore.hooks import strictest
 from clawcore.security.commands import analyze, unread_positions
-from clawcore.security.shell_vocabulary import RUNNERS, SHELLS, WRAPPERS
+from clawcore.security.shell_vocabulary import FETCHERS, RUNNERS, SHELLS, WRAPPERS
 from clawcore.types import Action, Decision, ToolCall
 
 __all__ = ["GROUPS", "PROFILES", "ArgumentRule", "ToolPolicy"]
@@ -131,8 +132,13 @@ TOOLS_SCHEMA: dict[str, Any] = {
 }
 
 
-#: Wildcard DNS services: ``169.254.169.254.nip.io`` resolves to the address it spells.
-_WILDCARD_DNS = re.compile(r"^(.+?)[.-](?:nip\.io|sslip\.io|xip\.io|traefik\.me|localtest\.me)\.?$", re.IGNORECASE)
+#: Wildcard and rebinding DNS services: ``app.169-254-169-254.nip.io``, ``a9fea9fe.nip.io`` and
+#: ``a9fea9fe.7f000001.rbndr.us`` resolve to the addresses they spell.
+_WILDCARD_DNS = re.compile(r"^(.+?)[.-](?:nip\.io|sslip\.io|xip\.io|traefik\.me|localtest\.me|1u\.ms|rbndr\.us"
+                           r"|rebind\.it|rebind\.network|backname\.io|nip\.direct)\.?$", re.IGNORECASE)
+#: An address spelled inside a name: four decimal parts joined by dots or dashes, or eight hex digits.
+_SPELLED_ADDRESS = re.compile(r"(?<![0-9])(\d{1,3})[.-](\d{1,3})[.-](\d{1,3})[.-](\d{1,3})(?![0-9])"
+                              r"|(?<![0-9a-f])([0-9a-f]{8})(?![0-9a-f])")
 #: Short names the metadata services answer to inside clouds (the long ones are in ``METADATA``).
 _METADATA_NAMES = frozenset({"metadata", "instance-data", "instance-data.ec2.internal"})
 
@@ -155,13 +161,16 @@ def _names_metadata(url: str) -> bool:
     if host in _METADATA_NAMES or METADATA.match(host):
         return True
     spelled = _WILDCARD_DNS.match(host)
+    hosts = [host]
     if spelled:
-        host = spelled.group(1).replace("-", ".")
-    address = parse_ip(host)
-    if address is None:
-        return False
-    mapped = getattr(address, "ipv4_mapped", None) or address
-    return mapped.is_link_local or bool(METADATA.match(str(mapped)))
+        hosts += [".".join(m[:4]) if m[0] else str(ipaddress.IPv4Address(int(m[4], 16)))
+                  for m in _SPELLED_ADDRESS.findall(spelled.group(1))]
+    for name in hosts:
+        address = parse_ip(name)
+        mapped = getattr(address, "ipv4_mapped", None) or address
+        if mapped is not None and (mapped.is_link_local or METADATA.match(str(mapped))):
+            return True
+    return False
 
 
 #: Commands that move, delete or re-own what they name: for them the home folder itself is a runtime file.
@@ -225,6 +234,49 @@ def _recursive(args: Sequence[str], *, archive: bool = False) -> bool:
     flags = "rRa" if archive else "rR"
     return any(re.fullmatch(rf"-[A-Za-z]*[{flags}][A-Za-z]*", a) or a in ("--recursive", "--dereference-recursive")
                or archive and a == "--archive" for a in args)
+
+
+def _every_command(command: str, env: Mapping[str, str] | None = None) -> list[Any]:
+    """Every command ``command`` runs: its own, those of its substitutions, and those of text it runs as shell."""
+    from clawcore.security import shell
+
+    commands = list(shell.parse(command, env=env).commands)
+    for cmd in commands:  # grows as it goes
+        commands.extend(c for c in cmd.substitutions if c not in commands)
+        if cmd.depth < 3:
+            for text in _shell_text(cmd):
+                commands.extend(shell.parse(text, env=env, depth=cmd.depth + 1).commands)
+    return commands
+
+
+#: A host written without a scheme, as fetchers take it (``curl evil.example/x``).
+_SCHEMELESS = re.compile(r"(?:[a-z0-9-]+\.)+[a-z]{2,63}\.?(?::\d{1,5})?(?:[/?#].*)?", re.IGNORECASE)
+#: Fetcher options whose value is no address (a file, a header, data, a user).
+_FETCHER_VALUES = frozenset({
+    "-o", "--output", "-O", "--output-document", "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode",
+    "-H", "--header", "-T", "--upload-file", "-u", "--user", "-A", "--user-agent", "-b", "--cookie", "-c",
+    "--cookie-jar", "-K", "--config", "-w", "--write-out", "--cert", "--key", "--cacert", "-P",
+    "--directory-prefix", "-i", "--input-file", "-a", "--append-output", "--post-file", "--body-file", "-F",
+    "--form", "-D", "--dump-header", "--resolve", "--connect-to", "-x", "--proxy",
+})
+#: What a word written like a host more likely is: a file.
+_FILE_SUFFIX = re.compile(r"\.(?:html?|txt|json|xml|ya?ml|csv|tsv|md|log|conf|cfg|ini|sh|py|js|tar|gz|tgz|bz2|xz|zip"
+                          r"|deb|rpm|whl|pdf|png|jpe?g|gif|svg|bin|iso|img|out|tmp|bak)$", re.IGNORECASE)
+
+
+def _urls_of(command: str) -> list[str]:
+    """The URLs a shell line names: as written, as the shell reads them (``https://web''hook.site``,
+    ``webhook\\.site``), and hosts a fetcher is given without a scheme (``curl webhook.site/x``)."""
+    urls = _URL_IN_TEXT.findall(command)
+    for cmd in _every_command(command):
+        args = cmd.args
+        for index, arg in enumerate(args):
+            urls += _URL_IN_TEXT.findall(arg)
+            if (cmd.name in FETCHERS and not arg.startswith("-") and "://" not in arg
+                    and (index == 0 or args[index - 1] not in _FETCHER_VALUES)
+                    and _SCHEMELESS.fullmatch(arg) and not _FILE_SUFFIX.search(arg.split("?", 1)[0])):
+                urls.append("http://" + arg)
+    return list(dict.fromkeys(urls))
 
 
 def _shell_text(cmd: Any) -> list[str]:
@@ -478,7 +530,7 @@ class ToolPolicy:
         ordinary, so the private-network guard is left to ``web_fetch``.
         """
         out = []
-        for url in dict.fromkeys(_URL_IN_TEXT.findall(command)):
+        for url in _urls_of(command):
             if _names_metadata(url):
                 out.append(Decision.deny(f"reaches the cloud instance-metadata service ({url}), where credentials live",
                                          rules=("command:cloud-credentials",), source=SOURCE))
@@ -515,12 +567,7 @@ class ToolPolicy:
         policy = self._path_policy()
         # What the sandbox's shell would see: the working directory, HOME (the sandbox's is the workspace).
         env = {"CLAWCORE_HOME": str(policy.home), "PWD": str(policy.workspace), "HOME": str(policy.workspace)}
-        commands = list(shell.parse(command, env=env).commands)
-        for cmd in commands:  # grows as it goes: substitutions, and text run as shell, are commands too
-            commands.extend(c for c in cmd.substitutions if c not in commands)
-            if cmd.depth < 3:
-                for text in _shell_text(cmd):
-                    commands.extend(shell.parse(text, env=env, depth=cmd.depth + 1).commands)
+        commands = _every_command(command, env)
         known = [policy.workspace]  # the folders the line may be in
         doubt = False  # and somewhere it cannot be known: the home, for all we know
         for cmd in commands:
