@@ -122,6 +122,7 @@ def test_denied_entries_ignore_case(policy: PathPolicy, path: str) -> None:
 def test_read_only_paths_allow_read_but_not_write(policy: PathPolicy) -> None:
     assert allowed(policy, ".git/hooks/pre-commit", "read")
     assert not allowed(policy, ".git/hooks/pre-commit", "write")
+    assert not allowed(policy, ".git/HOOKS/pre-commit", "write")  # the same folder on a case-insensitive disk
     assert not allowed(policy, "./.git/config", "write")
 
 

@@ -359,7 +359,8 @@ class PathPolicy:
         object.__setattr__(self, "_denied", tuple(self._location(s, fold=True) for s in self.denied
                                                   if not s.startswith("!")))
         object.__setattr__(self, "_exceptions", tuple(self._location(s[1:]) for s in self.denied if s.startswith("!")))
-        object.__setattr__(self, "_read_only", tuple(self._location(s) for s in self.read_only))
+        # Read-only entries ignore case too: on a case-insensitive disk `.git/HOOKS` is `.git/hooks`.
+        object.__setattr__(self, "_read_only", tuple(self._location(s, fold=True) for s in self.read_only))
         if not self.protected:
             object.__setattr__(self, "protected", runtime_paths(self.home, self.workspace))
         object.__setattr__(self, "_protected", tuple(self._location(path) for path in self.protected))
