@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clawcore import Decision, Message, PromptSection, Tool, ToolResult, Verdict, hookimpl
+from clawcore import Decision, Message, PromptSection, Tool, ToolCall, ToolResult, Verdict, hookimpl
 from clawcore.agent.loop import ModelUnavailable
 from clawcore.runtime import Runtime
 from clawcore.sessions import SessionStore
@@ -188,6 +188,39 @@ def test_message_sending_deny_withholds_the_reply(clawcore_home: Path, plugin_ma
     assert reply.withheld and "sk-abc" not in reply.text and "contains a secret" in reply.text
     entries = SessionStore(clawcore_home).read(session.id).entries
     assert entries[-1]["type"] == "notice" and entries[-1]["event"] == "message_withheld"
+
+
+@pytest.mark.parametrize("answer, withheld", [(None, True), (False, True), (True, False)])
+def test_a_reply_to_confirm_is_asked_about_and_withheld_unless_approved(
+        clawcore_home: Path, plugin_manager: Any, register_plugin: Any, openai_server: OpenAIServer,
+        answer: bool | None, withheld: bool) -> None:
+    events: list[Any] = []
+
+    class Gate:
+        @hookimpl
+        def message_sending(self, message: Message, context: Any) -> Decision | None:
+            return Decision.confirm("carries an address")
+
+        @hookimpl
+        def record_audit_event(self, event: Any, context: Any) -> None:
+            events.append(event)
+
+    asked: list[ToolCall] = []
+
+    def confirm(call: ToolCall, decision: Decision) -> bool:
+        asked.append(call)
+        return bool(answer)
+
+    register_plugin(Gate(), "gate")
+    openai_server.script(text_reply("my address is 1 Main St"))
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, confirm=None if answer is None else confirm)
+    with runtime.session() as session:
+        reply = session.send("where do you live?")
+    assert reply.withheld is withheld and ("1 Main St" in reply.text) is not withheld
+    assert [(c.name, c.arguments) for c in asked] == ([] if answer is None else
+                                                      [("send_reply", {"text": "my address is 1 Main St"})])
+    [record] = [e for e in events if e.kind == "message.decision"]
+    assert record.data["final"] == ("deny" if withheld else "allow")
 
 
 def test_a_credential_in_the_reply_leaves_redacted(loop_runtime: Any, openai_server: OpenAIServer) -> None:

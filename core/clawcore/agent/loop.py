@@ -51,7 +51,10 @@ from clawcore.types import (
 if TYPE_CHECKING:
     from clawcore.runtime import Runtime
 
-__all__ = ["ModelUnavailable", "Session", "TurnReply", "resolve_model"]
+__all__ = ["SEND_REPLY", "ModelUnavailable", "Session", "TurnReply", "resolve_model"]
+
+#: The name a reply goes by when ``message_sending`` asks for it to be confirmed (its one argument: ``text``).
+SEND_REPLY = "send_reply"
 
 
 class ModelUnavailable(ClawcoreError):
@@ -240,6 +243,10 @@ class Session:
 
         outbound = Message("assistant", reply_text, channel=self.channel)
         decision = hooks.message_sending(outbound, self.context)
+        if decision.action is Action.CONFIRM:
+            # Asked like a tool call, as `send_reply`; with no one to ask, the reply is withheld.
+            decision = self.runtime.settle(ToolCall(SEND_REPLY, {"text": reply_text}), decision, self.context,
+                                           kind="message.decision")
         withheld = decision.action is Action.DENY
         if withheld:
             self.runtime.audit("message.withheld", {"reasons": list(decision.reasons), "rules": list(decision.rules),
