@@ -108,6 +108,7 @@ class Runtime:
         self._sandboxes: dict[str, SandboxBackend] = {}
         self._memory: Memory | None = None
         self._started = False
+        self._collecting = False
 
     # -- identity -------------------------------------------------------------
 
@@ -129,7 +130,8 @@ class Runtime:
             conversation_id=conversation_id or session_id,
             channel=channel,
             record=record,
-            high_risk_tools=self.high_risk_tools,
+            # While the tools are being collected (a plugin's register_tools failing is audited) none are known.
+            high_risk_tools=frozenset() if self._collecting else self.high_risk_tools,
         )
 
     def start(self) -> None:
@@ -235,7 +237,11 @@ class Runtime:
     @cached_property
     def tools(self) -> dict[str, Tool]:
         """Every tool registered by the builtins and plugins, by name."""
-        return self.hooks.tools()
+        self._collecting = True
+        try:
+            return self.hooks.tools()
+        finally:
+            self._collecting = False
 
     @cached_property
     def high_risk_tools(self) -> frozenset[str]:

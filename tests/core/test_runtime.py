@@ -157,6 +157,22 @@ def test_tool_failure_is_an_error_result_not_an_exception(wired) -> None:
     assert result.is_error and "RuntimeError: tool bug" in result.content
 
 
+def test_a_plugin_whose_register_tools_fails_loses_its_tools_and_is_audited(wired) -> None:
+    make, sink, tool, register_plugin = wired
+
+    class Broken:
+        @hookimpl
+        def register_tools(self, register):
+            register(Tool("half", "Registered before the failure.", {"type": "object"}, lambda a, c: "x"))
+            raise RuntimeError("boom")
+
+    register_plugin(Broken(), "broken")
+    runtime = make()
+    assert "half" not in runtime.tools and "echo_test" in runtime.tools
+    [event] = [e for e in sink.events if e.kind == "hook.error"]
+    assert event.data["plugin"] == "broken" and "boom" in event.data["error"]
+
+
 def test_unknown_tool(wired) -> None:
     make, sink, *_ = wired
     result = make().call_tool("no_such_tool", {})
