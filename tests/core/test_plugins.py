@@ -87,6 +87,25 @@ def test_the_home_named_by_home_option_blocks_its_disabled_plugins_before_import
     assert builtins.IMPORTED == [] and "fakeplug_mod" not in sys.modules
 
 
+@pytest.mark.parametrize("config", [
+    "plugins:\n  disable: [fakeplug]\n  trace: yes-please\n",  # the block list still holds
+    "plugins:\n  disable: [fakeplug]\nworkspace: a\nworkspace: b\n",  # unreadable: nothing external loads
+    "plugins: [fakeplug]\n",
+])
+def test_a_config_with_an_error_imports_no_plugin_it_may_disable(
+        fake_distribution, monkeypatch, tmp_path, capsys, config: str) -> None:
+    import builtins
+
+    from clawcore.cli import main
+
+    monkeypatch.setattr(builtins, "IMPORTED", [], raising=False)
+    fake_distribution("fakeplug", HOOKED)
+    (tmp_path / "clawcore.yaml").write_text(config)
+    assert main(["--home", str(tmp_path), "config", "check"]) == 2
+    assert builtins.IMPORTED == [] and "fakeplug_mod" not in sys.modules
+    assert "error" in capsys.readouterr().err
+
+
 def test_blocklist_from_environment(fake_distribution) -> None:
     fake_distribution("fakeplug", HOOKED)
     settings = PluginSettings.from_sources({}, {"CLAWCORE_DISABLE_PLUGINS": "other, fakeplug"})

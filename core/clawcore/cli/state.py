@@ -18,18 +18,29 @@ if TYPE_CHECKING:
 __all__ = ["CliState", "build_plugin_manager"]
 
 
+#: What to load when the config cannot say what is disabled: no external plugin (the error is reported by
+#: whichever command loads the config; a plugin the user disabled must never be imported meanwhile).
+_NONE_EXTERNAL = {"load": []}
+
+
 def _plugin_section(home: Path) -> Any:
     try:
         raw = read_config_file(home / "clawcore.yaml")
     except ClawcoreError:
-        return None  # reported by whichever command loads the config
+        return _NONE_EXTERNAL
     section = raw.get("plugins")
-    if not isinstance(section, dict):
+    if section is None:
         return None
+    if not isinstance(section, dict):
+        return _NONE_EXTERNAL
     try:
         PluginSettings.from_sources(section, {})
     except ClawcoreError:
-        return None  # reported with its key path when the config is loaded
+        # Reported with its key path when the config is loaded; a readable block list still holds.
+        disable = section.get("disable")
+        if disable is None or isinstance(disable, list) and all(isinstance(d, str) for d in disable):
+            return {"disable": disable or []}
+        return _NONE_EXTERNAL
     return section
 
 
