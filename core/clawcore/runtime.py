@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -132,6 +133,7 @@ class Runtime:
             record=record,
             # While the tools are being collected (a plugin's register_tools failing is audited) none are known.
             high_risk_tools=frozenset() if self._collecting else self.high_risk_tools,
+            tool_groups={} if self._collecting else self.tool_groups,
         )
 
     def start(self) -> None:
@@ -247,6 +249,11 @@ class Runtime:
     def high_risk_tools(self) -> frozenset[str]:
         """The tools declared ``high_risk`` (for monitors, through :class:`HookContext`)."""
         return frozenset(name for name, tool in self.tools.items() if tool.high_risk)
+
+    @cached_property
+    def tool_groups(self) -> Mapping[str, tuple[str, ...]]:
+        """The policy groups each tool declares (for the tool policy, through :class:`HookContext`)."""
+        return MappingProxyType({name: tool.groups for name, tool in self.tools.items() if tool.groups})
 
     # -- the tool-call pipeline ---------------------------------------------
 

@@ -209,6 +209,8 @@ class HookContext:
     )
     #: Names of the registered tools declared ``high_risk``: monitors treat them as they treat bash.
     high_risk_tools: frozenset[str] = frozenset()
+    #: The policy groups each registered tool declares (``Tool.groups``), by tool name.
+    tool_groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(frozen=True)

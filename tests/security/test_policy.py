@@ -308,6 +308,32 @@ def test_urls_in_a_command_are_read_as_the_shell_reads_them(make_runtime: Any, c
     assert rt.hooks.decide_tool_call(ToolCall("bash", {"command": command}), rt.context("s")).action is action
 
 
+def test_a_group_a_plugin_tool_declares_only_makes_it_stricter(make_runtime: Any, register_plugin: Any) -> None:
+    from clawcore import Tool, ToolResult, hookimpl
+
+    class Tools:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            register(Tool("weather", "Weather.", {"type": "object"}, lambda a, c: ToolResult("sun"), groups=("web",)))
+            register(Tool("run_job", "Run a job.", {"type": "object"}, lambda a, c: ToolResult("ok"),
+                          groups=("runtime",)))
+
+    register_plugin(Tools(), "grouped-tools")
+
+    def decide(policy: dict[str, Any], name: str, **arguments: Any) -> Decision:
+        rt = make_runtime({"tools": {"policy": policy}})
+        return rt.hooks.decide_tool_call(ToolCall(name, arguments), rt.context("s"))
+
+    assert decide({"profile": "full", "deny": ["group:web"]}, "weather").action is Action.DENY
+    assert decide({"profile": "full", "deny": ["group:agents"]}, "spawn_subagent").action is Action.DENY
+    assert decide({"profile": "full", "confirm": ["group:web"]}, "weather").action is Action.CONFIRM
+    # the coding profile allows group:web; a plugin naming that group is not allowed by it
+    assert decide({"profile": "coding"}, "weather").rules == ("unlisted-tool",)
+    # a tool in the runtime group has its command analysed like bash's
+    judged = decide({"profile": "full", "allow": ["run_job"]}, "run_job", command="cat ~/.ssh/id_rsa")
+    assert judged.action is Action.DENY and "command:credential-read" in judged.rules
+
+
 def test_real_tool_calls_run_or_are_refused_before_anything_executes(
     make_runtime: Any, clawcore_home: Path
 ) -> None:

@@ -20,17 +20,18 @@ from clawcore.types import Decision, HookContext, ToolCall
 __all__ = ["config_schema", "decide_tool_call", "policy_for"]
 
 # One policy per effective config mapping: a runtime's config does not change while it runs.
-_last: tuple[Mapping[str, Any] | None, ToolPolicy | None] = (None, None)
+_last: tuple[Mapping[str, Any] | None, Mapping[str, tuple[str, ...]], ToolPolicy | None] = (None, {}, None)
 
 
 def policy_for(context: HookContext) -> ToolPolicy:
     """The :class:`ToolPolicy` of a context's effective config, built once per config."""
     global _last
-    config, policy = _last
-    if config is context.config and policy is not None:
+    config, declared, policy = _last
+    same_tools = declared is context.tool_groups or not (declared or context.tool_groups)
+    if config is context.config and same_tools and policy is not None:
         return policy
-    policy = ToolPolicy.from_config(Config(context.config, context.home))
-    _last = (context.config, policy)
+    policy = ToolPolicy.from_config(Config(context.config, context.home), declared=context.tool_groups)
+    _last = (context.config, context.tool_groups, policy)
     return policy
 
 

@@ -353,8 +353,11 @@ class ArgumentRule:
 class ToolPolicy:
     """Decides tool calls; build it with :meth:`from_config`.
 
-    ``groups`` maps group names to tool names (the builtin groups plus the
-    ``groups`` of registered plugin tools).
+    ``groups`` maps group names to tool names (the builtin groups); ``declared``
+    maps tool names to the groups they declare (``Tool.groups``). A declared
+    group only makes a tool stricter: it counts where a group denies or asks,
+    and for the checks of what the arguments do, never where one allows — a
+    plugin cannot let its tool run unasked by naming a group the profile allows.
     """
 
     profile: str = "minimal"
@@ -364,6 +367,7 @@ class ToolPolicy:
     rules: tuple[ArgumentRule, ...] = ()
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(GROUPS))
     config: Config | None = field(default=None, repr=False, compare=False)
+    declared: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # The filesystem and network policies, built on first use.
     _paths: Any = field(default=None, init=False, repr=False, compare=False)
     _network: Any = field(default=None, init=False, repr=False, compare=False)
@@ -375,6 +379,7 @@ class ToolPolicy:
         *,
         home: Path | None = None,
         groups: Mapping[str, Sequence[str]] | None = None,
+        declared: Mapping[str, Sequence[str]] | None = None,
     ) -> ToolPolicy:
         """The policy of the effective config (``tools.policy``).
 
@@ -421,14 +426,16 @@ class ToolPolicy:
             tuple(rules),
             merged,
             config,
+            {tool: tuple(names) for tool, names in (declared or {}).items()},
         )
 
     # -- matching -----------------------------------------------------------
 
-    def _matches(self, tool: str, patterns: Sequence[str]) -> str | None:
+    def _matches(self, tool: str, patterns: Sequence[str], *, declared: bool = False) -> str | None:
+        """The first pattern naming ``tool``; with ``declared``, groups the tool declares count too."""
         for pattern in patterns:
             if pattern.startswith("group:"):
-                if tool in self.groups.get(pattern[6:], ()):
+                if tool in self.groups.get(pattern[6:], ()) or declared and pattern[6:] in self.declared.get(tool, ()):
                     return pattern
             elif fnmatch.fnmatchcase(tool, pattern):
                 return pattern
@@ -441,14 +448,14 @@ class ToolPolicy:
             (Action.CONFIRM, self.confirm, "tools.policy.confirm"),
             (Action.ALLOW, self.allow, "tools.policy.allow"),
         ):
-            hit = self._matches(tool, patterns)
+            hit = self._matches(tool, patterns, declared=action is not Action.ALLOW)
             if hit:
                 return Decision(
                     action, (f"{tool} matches {hit!r} in {origin}",), (f"name-{action.value}",), SOURCE
                 )
         allow, confirm, deny = PROFILES[self.profile]
         for action, patterns in ((Action.DENY, deny), (Action.CONFIRM, confirm), (Action.ALLOW, allow)):
-            hit = self._matches(tool, patterns)
+            hit = self._matches(tool, patterns, declared=action is not Action.ALLOW)
             if hit:
                 return Decision(
                     action,
@@ -471,7 +478,7 @@ class ToolPolicy:
             return decisions[0]
         args = call.arguments if isinstance(call.arguments, Mapping) else {}
         for rule in self.rules:
-            if self._matches(call.name, (rule.tool,)) and rule.argument in args:
+            if self._matches(call.name, (rule.tool,), declared=True) and rule.argument in args:
                 if rule.applies(str(args[rule.argument])):
                     reason = rule.reason or f"{call.name}.{rule.argument} matches a tools.policy rule"
                     decisions.append(Decision(rule.action, (reason,), ("argument-rule",), SOURCE))
@@ -602,7 +609,7 @@ class ToolPolicy:
         return []
 
     def _groups_of(self, tool: str) -> set[str]:
-        return {name for name, members in self.groups.items() if tool in members}
+        return {name for name, members in self.groups.items() if tool in members} | set(self.declared.get(tool, ()))
 
     def _path_policy(self) -> Any:
         if self._paths is None:
