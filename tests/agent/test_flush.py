@@ -208,6 +208,32 @@ def test_a_daily_note_linked_out_of_the_workspace_is_not_written_through(
     assert "is a link that leads out of the workspace" in refusal[0]["content"]
 
 
+def test_a_note_that_cannot_be_written_is_a_failed_flush_not_nothing_to_store(
+        clawcore_home: Path, plugin_manager: Any, openai_server: OpenAIServer) -> None:
+    (clawcore_home / "workspace" / "memory" / "2026-03-14.md").mkdir()  # the append cannot succeed
+    openai_server.on_chat(Brain())
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, agent=SMALL, context_window=4000)
+    with runtime.session(clock=lambda: FIXED_NOW) as session:
+        reply = session.send("x " * 4600)
+    runtime.close()
+    [flush_entry] = [e for e in SessionStore(clawcore_home).read(session.id).entries if e["type"] == "flush"]
+    assert flush_entry["nothingToStore"] is False and flush_entry["writes"] == 0
+    assert flush_entry["error"].startswith("the append to memory/2026-03-14.md failed")
+    assert reply.compactions == 0  # deferred while the context still fits: the notes are not saved yet
+
+
+def test_the_flush_starts_its_note_on_a_new_line(clawcore_home: Path, plugin_manager: Any,
+                                                 openai_server: OpenAIServer) -> None:
+    note = clawcore_home / "workspace" / "memory" / "2026-03-14.md"
+    note.write_text("- written by hand this morning")
+    openai_server.on_chat(Brain())
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, agent=SMALL, context_window=4000)
+    with runtime.session(clock=lambda: FIXED_NOW) as session:
+        session.send("x " * 9000)
+    runtime.close()
+    assert note.read_text() == "- written by hand this morning\n- fact 1: project uses sqlite\n"
+
+
 def test_nothing_to_store_is_a_valid_flush(clawcore_home: Path, plugin_manager: Any,
                                            openai_server: OpenAIServer) -> None:
     def quiet(body: Mapping[str, Any]) -> Mapping[str, Any]:

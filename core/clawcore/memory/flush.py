@@ -117,7 +117,7 @@ class FlushOutcome:
     path: str
     #: Appends that succeeded.
     writes: int
-    #: Tool calls refused (another path, an unknown tool).
+    #: Tool calls refused (another path, an unknown tool); a failed append to the note is an ``error``.
     refused: int
     #: The model's final text (``NO_REPLY`` when there was nothing to store).
     reply: str
@@ -205,12 +205,16 @@ class MemoryFlush:
                 for call in answer.tool_calls:
                     result, wrote = self._route(call, path)
                     writes += wrote
-                    refused += int(result.is_error and not wrote and call.name != "read_file")
+                    if result.metadata.get("flush") == "write-failed":
+                        # The note the model meant to save is not on disk: not "nothing to store".
+                        error = error or f"the append to {path} failed: {result.content.removeprefix('error: ')}"
+                    else:
+                        refused += int(result.is_error and not wrote and call.name != "read_file")
                     message = Message("tool", result.content, tool_call_id=call.id, metadata={"phase": "flush"})
                     self.write(message, {})
                     conversation.append(message)
         except Exception as exc:  # noqa: BLE001 - a failed flush must not stop the compaction that protects the session
-            error = f"{type(exc).__name__}: {exc}"
+            error = error or f"{type(exc).__name__}: {exc}"
         restored = False
         if _digest(memory_md) != before:
             # Defence in depth: nothing in the flush may change MEMORY.md; put it back if something did.
@@ -248,8 +252,12 @@ class MemoryFlush:
                                session_id=self.context.session_id)
             return ToolResult(f"error: {path} is a link that leads out of the workspace ({real}); not written",
                               is_error=True), False
+        if _ends_mid_line(real):
+            text = "\n" + text  # a note written by hand without a final newline keeps its last line whole
         result = self._pinned_write(call.id or "flush-write", {"path": path, "content": text, "append": True})
-        return result, not result.is_error
+        if result.is_error:
+            return ToolResult(result.content, is_error=True, metadata={**result.metadata, "flush": "write-failed"}), False
+        return result, True
 
     def _pinned_write(self, call_id: str, arguments: Mapping[str, Any]) -> ToolResult:
         """The append through ``runtime.call_tool``, so policy, monitors and audit all see it.
@@ -292,6 +300,16 @@ class MemoryFlush:
         self.runtime.audit("memory.flush.memory_md_restored", {"path": str(memory_md)},
                            session_id=self.context.session_id)
         return True
+
+
+def _ends_mid_line(path: str) -> bool:
+    """Whether a file exists, is not empty, and its last byte is not a newline."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) != b"\n"
+    except OSError:  # missing, empty (cannot seek before the start), a folder
+        return False
 
 
 def _normalise(path: str) -> str:
