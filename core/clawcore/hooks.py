@@ -135,7 +135,18 @@ class Hooks:
                 )
             elif isinstance(answer, Verdict):
                 verdicts.append(answer if answer.source else replace(answer, source=plugin))
+            else:  # a monitor that answered something else did not judge the content: as if it had failed
+                wrong = self._wrong_type(name, plugin, answer, "a Verdict", failing_context)
+                verdicts.append(Verdict(Level.SUSPICIOUS, 0.0, (f"monitor {plugin!r} failed: {wrong}",),
+                                        ("hook-failure",), plugin))
         return verdicts
+
+    def _wrong_type(self, name: str, plugin: str, answer: object, expected: str,
+                    context: HookContext | None) -> TypeError:
+        """Report an answer of the wrong type as a failure of the hook, and return it as one."""
+        wrong = TypeError(f"returned {type(answer).__name__}, not {expected}")
+        self._on_failure(name, plugin, wrong, context)
+        return wrong
 
     # -- decisions -----------------------------------------------------------
 
@@ -168,9 +179,11 @@ class Hooks:
         text = result.content
         for impl in reversed(self.pm.hook.tool_result_persist.get_hookimpls()):
             answer = self._transform("tool_result_persist", impl, context, call=call, result=result, text=text, context=context)
+            if answer is not None and not isinstance(answer, (str, BaseException)):
+                answer = self._wrong_type("tool_result_persist", impl.plugin_name, answer, "a str", context)
             if isinstance(answer, BaseException):
                 text = _withheld("tool result", "tool_result_persist", impl.plugin_name, answer)
-            elif isinstance(answer, str):
+            elif answer is not None:
                 text = answer
         return text
 
@@ -179,6 +192,8 @@ class Hooks:
         tool-call arguments (the calls themselves stay, so their results still pair with them)."""
         for impl in reversed(self.pm.hook.before_message_write.get_hookimpls()):
             answer = self._transform("before_message_write", impl, context, message=message, context=context)
+            if answer is not None and not isinstance(answer, (Message, BaseException)):
+                answer = self._wrong_type("before_message_write", impl.plugin_name, answer, "a Message", context)
             if isinstance(answer, BaseException):
                 message = replace(
                     message, content=_withheld("message", "before_message_write", impl.plugin_name, answer),
@@ -199,11 +214,13 @@ class Hooks:
 
     def before_prompt_build(self, context: HookContext) -> list[PromptSection]:
         sections: list[PromptSection] = []
-        for _plugin, answer in self._each("before_prompt_build", context, context=context):
+        for plugin, answer in self._each("before_prompt_build", context, context=context):
             if isinstance(answer, PromptSection):
                 sections.append(answer)
-            elif isinstance(answer, (list, tuple)):
-                sections.extend(s for s in answer if isinstance(s, PromptSection))
+            elif isinstance(answer, (list, tuple)) and all(isinstance(s, PromptSection) for s in answer):
+                sections.extend(answer)
+            elif not isinstance(answer, BaseException):
+                self._wrong_type("before_prompt_build", plugin, answer, "a PromptSection or a list of them", context)
         return sorted(sections, key=lambda s: s.order)
 
     def notify(self, name: str, failing_context: HookContext | None, /, **kwargs: Any) -> None:

@@ -10,7 +10,7 @@ import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 __all__ = [
     "UNREADABLE_ARGUMENTS",
@@ -54,6 +54,27 @@ class Action(str, enum.Enum):
 _ACTION_RANK = {Action.ALLOW: 0, Action.CONFIRM: 1, Action.DENY: 2}
 
 
+_E = TypeVar("_E", bound=enum.Enum)
+
+
+def _member(kind: type[_E], value: object, what: str) -> _E:
+    """``value`` as a member of ``kind`` (its value spelled as a string counts), or a one-line ValueError."""
+    try:
+        return kind(value)
+    except ValueError:
+        allowed = ", ".join(str(member.value) for member in kind)
+        raise ValueError(f"{what} must be one of {allowed}, not {value!r}") from None
+
+
+def _texts(value: object) -> tuple[str, ...]:
+    """Reasons or rule ids as a tuple of strings: one string is one entry, not its characters."""
+    if isinstance(value, str):
+        return (value,) if value else ()
+    if not isinstance(value, (tuple, list)) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"reasons and rules must be strings, not {value!r}")
+    return tuple(value)
+
+
 @dataclass(frozen=True)
 class Decision:
     """A decider's answer about one action.
@@ -68,6 +89,13 @@ class Decision:
     rules: tuple[str, ...] = ()
     #: Name of the plugin (or builtin) that decided.
     source: str = ""
+
+    def __post_init__(self) -> None:
+        # `Decision("deny", "a reason")` is what a plugin author writes; anything else is refused here, in
+        # the plugin's hook, where raising means deny and names the plugin.
+        object.__setattr__(self, "action", _member(Action, self.action, "Decision action"))
+        object.__setattr__(self, "reasons", _texts(self.reasons))
+        object.__setattr__(self, "rules", _texts(self.rules))
 
     @classmethod
     def allow(cls, *reasons: str, rules: Sequence[str] = (), source: str = "") -> Decision:
@@ -111,6 +139,15 @@ class Verdict:
     reasons: tuple[str, ...] = ()
     rules: tuple[str, ...] = ()
     source: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "level", _member(Level, self.level, "Verdict level"))
+        score = self.score
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= score <= 1.0:
+            raise ValueError(f"Verdict score must be a number from 0.0 to 1.0, not {score!r}")
+        object.__setattr__(self, "score", float(score))
+        object.__setattr__(self, "reasons", _texts(self.reasons))
+        object.__setattr__(self, "rules", _texts(self.rules))
 
     @property
     def flagged(self) -> bool:
