@@ -192,9 +192,15 @@ def _trace_after(
 
 def _load_entrypoints(pm: pluggy.PluginManager, settings: PluginSettings) -> None:
     for ep in _entry_points():
-        if pm.is_blocked(ep.name) or pm.get_plugin(ep.name) is not None:
+        if pm.is_blocked(ep.name):
             continue
         if settings.load is not None and ep.name not in settings.load:
+            continue
+        if pm.get_plugin(ep.name) is not None:
+            # A builtin's name: the builtin stays (an outside package cannot replace the policy by naming
+            # itself after it), and the package is told why it is not loaded.
+            warnings.warn(f"plugin {ep.name!r} ({_dist_label(ep)}) has the name of a builtin plugin; skipped "
+                          "(give its entry point another name)", RuntimeWarning, stacklevel=3)
             continue
         step = "failed to import"
         try:
@@ -203,12 +209,14 @@ def _load_entrypoints(pm: pluggy.PluginManager, settings: PluginSettings) -> Non
             pm.register(plugin, name=ep.name)
             # Hooks pluggy does not know (a typo) or with argument names the spec lacks: this plugin's fault.
             _check_hooks(pm, plugin)
-        except Exception as exc:  # an optional plugin may be broken; decide per plugin
+        except (Exception, SystemExit) as exc:  # an optional plugin may be broken (or exit on import)
             with contextlib.suppress(ValueError):
                 pm.unregister(name=ep.name)
+            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
             # pluggy puts the reason on later lines ("Argument(s) {'extra'} are declared in the hookimpl
-            # but can not be found in the hookspec"): fold them into the one line.
-            reason = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+            # but can not be found in the hookspec"): fold them into the one line; a duplicate registration's
+            # later line is the whole registry, which says nothing more.
+            reason = lines[0] if isinstance(exc, ValueError) and lines else "; ".join(lines)
             message = f"plugin {ep.name!r} ({_dist_label(ep)}) {step}: {type(exc).__name__}: {reason}"
             if ep.name in settings.required:
                 raise PluginError(message + "; it is required, so start-up stops") from exc

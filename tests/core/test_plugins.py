@@ -187,6 +187,20 @@ def test_a_plugin_with_a_bad_hook_is_skipped_with_one_line(fake_distribution, so
         get_plugin_manager(PluginSettings(required=("badplug",)))
 
 
+def test_a_plugin_that_exits_on_import_is_skipped_and_the_command_runs(fake_distribution) -> None:
+    fake_distribution("exitplug", "import sys\nsys.exit(0)\n")
+    with pytest.warns(RuntimeWarning, match=r"plugin 'exitplug' .* failed to import: SystemExit: 0; skipped"):
+        pm = get_plugin_manager(PluginSettings())
+    assert pm.get_plugin("exitplug") is None
+
+
+def test_a_plugin_named_like_a_builtin_is_skipped_with_a_warning(fake_distribution) -> None:
+    fake_distribution("policy", "from clawcore import hookimpl\n")
+    with pytest.warns(RuntimeWarning, match=r"plugin 'policy' \(fake-policy 1.2.3\) has the name of a builtin"):
+        pm = get_plugin_manager(PluginSettings())
+    assert pm.get_plugin("policy").__name__ == "clawcore.security.plugin"
+
+
 def test_a_plugin_cannot_break_or_replace_the_core_commands(fake_distribution, monkeypatch, tmp_path,
                                                            capsys) -> None:
     from clawcore.cli import main
