@@ -228,3 +228,54 @@ def test_an_audit_path_under_tilde_is_in_the_user_home(
     assert [record.kind for record in read_records(tmp_path / "user" / "logs" / "audit.jsonl")][-1] == "deploy.release"
     assert (tmp_path / "user" / "logs" / "keys").is_dir()
     assert not (clawcore_home / "~").exists()
+
+
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CLAWCORE_HOME": str(home), "CLAWCORE_LOAD_PLUGINS": ""}
+    return subprocess.run([sys.executable, "-c", "import sys; from clawcore.cli import main; sys.exit(main())",
+                           *args], check=False, capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_a_lone_surrogate_in_a_record_is_written_and_shown(home: Path) -> None:
+    done = _cli(home, "audit", "record", "ops.note", "--data", '{"a": "\\ud800", "b": "\\ud83d\\ude00"}')
+    assert done.returncode == 0 and done.stdout.startswith("recorded: seq 2 ops.note"), done.stderr
+    shown = _cli(home, "audit", "show", "--kind", "ops.*")
+    assert shown.returncode == 0 and shown.stdout.rstrip().endswith('{"a": "\ufffd", "b": "\U0001f600"}')
+    assert _cli(home, "audit", "verify").returncode == 0
+
+
+def test_a_line_nested_too_deeply_is_reported_in_one_line(home: Path) -> None:
+    assert _cli(home, "audit", "record", "ops.note").returncode == 0
+    with (home / "audit" / "audit.jsonl").open("a") as handle:
+        handle.write("[" * 200_000 + "\n")
+    verify = _cli(home, "audit", "verify")
+    assert verify.returncode == 1
+    assert verify.stderr.strip().endswith("malformed: line 3: not an audit record (nested too deeply to read)")
+    for args in (["tail"], ["show"]):
+        listed = _cli(home, "audit", *args)
+        assert listed.returncode == 0 and "ops.note" in listed.stdout and not listed.stderr
+    record = _cli(home, "audit", "record", "ops.after")
+    assert record.returncode == 1 and "Traceback" not in record.stderr
+    assert "audit record 'ops.after' NOT written: the last record of" in record.stderr
+    assert "unreadable (nested too deeply to read)" in record.stderr
+
+
+def test_show_escapes_terminal_control_sequences(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = home / "audit" / "audit.jsonl"
+    with AuditLog(path, keys=home / "audit" / "keys") as log:
+        log.append("tool.executed", {"output": "\x1b]0;owned\x07\x1b[31mred\u202e\x9b2J"}, session="s\x1b[2J")
+    for args in (["show"], ["show", "--json"], ["tail"], ["tail", "--json"]):
+        code, out, _ = _run(capsys, home, *args)
+        assert code == 0 and "\x1b" not in out and "\x07" not in out and "\u202e" not in out and "\x9b" not in out
+        assert "\\u001b]0;owned\\u0007" in out and "\\u202e\\u009b2J" in out
+    code, out, _ = _run(capsys, home, "show", "--json")
+    assert json.loads(out)["data"]["output"] == "\x1b]0;owned\x07\x1b[31mred\u202e\x9b2J"  # still the same JSON
+
+
+@pytest.mark.parametrize("since", ["0001-01-01", "0001-01-01T00:00+05:00", "9999-12-31T23:59"])
+def test_show_since_any_date(home: Path, capsys: pytest.CaptureFixture[str], since: str) -> None:
+    with AuditLog(home / "audit" / "audit.jsonl", keys=home / "audit" / "keys") as log:
+        log.append("ops.note", {})
+    code, out, err = _run(capsys, home, "show", "--since", since)
+    assert code == 0 and not err
+    assert ("ops.note" in out) is since.startswith("0001")

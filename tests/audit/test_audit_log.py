@@ -242,3 +242,63 @@ def test_config_loads_and_policy_changes_are_recorded(clawcore_home: Path, plugi
     [change] = [r for r in read_records(path) if r.kind == "policy.changed"]
     assert change.data["sections"] == ["tools"]
     assert secret not in path.read_text()
+
+
+def test_text_no_utf8_file_can_hold_is_written_with_replacement_characters(tmp_path: Path) -> None:
+    """A lone surrogate (a client's "\\ud800" escape) must not make a record vanish: it becomes U+FFFD."""
+    path = tmp_path / "audit.jsonl"
+    with AuditLog(path, checkpoint_every=2) as log:
+        log.append("tool.decision", {"query": "postgres \ud800", "\udc00": ["\ud83d\ude00", ("x\udfff",)]},
+                   session="s\ud800")
+        log.append("ops.\ud800", {})
+    first, second = read_records(path)
+    assert first.data == {"query": "postgres \ufffd", "\ufffd": ["\U0001f600", ["x\ufffd"]]}
+    assert first.session == "s\ufffd" and second.kind == "ops.\ufffd"
+    assert verify_log(path).ok
+
+
+def test_a_sink_failure_of_any_kind_is_reported(runtime: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    class Unprintable:
+        def __str__(self) -> str:
+            raise RuntimeError("no text for this")
+
+    runtime.audit("ops.odd", {"value": Unprintable()})  # the runtime goes on...
+    err = capsys.readouterr().err
+    # ...and the lost record is named where an operator sees it.
+    assert "audit record 'ops.odd' NOT written: RuntimeError: no text for this" in err
+
+
+def test_a_line_nested_too_deeply_is_unreadable_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "audit.jsonl"
+    with AuditLog(path, checkpoint_every=0) as log:
+        log.append("ops.one", {})
+    with path.open("a") as handle:
+        handle.write("[" * 200_000 + "\n")
+    assert [r.kind for r in read_records(path)] == ["ops.one"]
+    assert [r.kind for r in tail_records(path, 5)] == ["ops.one"]
+    failure = verify_log(path).failure
+    assert failure is not None and failure.kind is FailureKind.MALFORMED and failure.line == 2
+    assert "nested too deeply" in failure.message
+    with pytest.raises(AuditError, match="unreadable \\(nested too deeply to read\\)"):
+        AuditLog(path).append("ops.two", {})
+    # A deep line in the checkpoints file is a damaged checkpoint, reported like any other.
+    checkpoints_path_for(path).write_text("[" * 200_000 + "\n")
+    failure = verify_log(path).failure
+    assert failure is not None and failure.kind is FailureKind.BAD_SIGNATURE
+    assert "line 1: not a checkpoint (nested too deeply to read)" in failure.message
+
+
+def test_records_of_the_wrong_shape_are_skipped_by_readers(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    with AuditLog(path, checkpoint_every=0) as log:
+        log.append("ops.one", {})
+    good = path.read_text()
+    record = json.loads(good)
+    for field, value in [("seq", [1]), ("seq", True), ("kind", 7), ("data", [1]), ("ts", None)]:
+        path.write_text(good + json.dumps({**record, field: value}) + "\n")
+        assert [r.kind for r in read_records(path)] == ["ops.one"], field
+        assert [r.kind for r in tail_records(path, 5)] == ["ops.one"], field
+        failure = verify_log(path).failure
+        assert failure is not None and failure.kind is FailureKind.MALFORMED, field

@@ -298,3 +298,21 @@ def test_a_record_without_its_hmac_after_hmaced_ones_is_a_failure(tmp_path: Path
     _write(path, [canonical_json(obj) for obj in lines])
     report = verify_log(path)
     assert report.failure is not None and report.failure.kind is FailureKind.BAD_MAC and report.failure.seq == 3
+
+
+def test_a_lone_surrogate_spelt_as_an_escape_is_an_edit(log_path: Path) -> None:
+    """No writer puts one in a line (it writes U+FFFD), so the line is not what the writer wrote."""
+    lines = _lines(log_path)
+    lines[2] = lines[2].replace('"tool":"bash"', '"tool":"\\ud800"')
+    _write(log_path, lines)
+    failure = verify_log(log_path).failure
+    assert failure is not None and failure.kind is FailureKind.EDITED and failure.line == 3
+
+
+def test_an_export_nested_too_deeply_is_no_export(tmp_path: Path) -> None:
+    from clawcore.security.audit import AuditError
+
+    export = tmp_path / "export.json"
+    export.write_text("[" * 200_000)
+    with pytest.raises(AuditError, match="is not a checkpoint export: nested too deeply to read"):
+        load_bundle(export)

@@ -257,3 +257,18 @@ def test_gateway_start_fires(start_gateway: Any, register_plugin: Any) -> None:
     register_plugin(Monitor(), name="monitor")
     start_gateway(token=TOKEN)
     assert len(seen) == 1
+
+
+def test_failures_with_a_lone_surrogate_are_audited(start_gateway: Any, clawcore_home: Path) -> None:
+    """A scheme no UTF-8 file can hold ("\\ud800") must not erase the failure, or the lockout, from the log."""
+    server = start_gateway(token=TOKEN, max_failures=2, lockout=60.0)
+    for _ in range(2):
+        with _raw(server.url) as ws:
+            challenge = json.loads(ws.recv(timeout=5))
+            ws.send(json.dumps({"type": "auth", "scheme": "\ud800", "nonce": challenge["nonce"]}))
+            assert json.loads(ws.recv(timeout=5))["error"]["code"] == "auth_failed"
+    with pytest.raises(LockedOut):
+        GatewayClient(server.url, token=TOKEN).connect()
+    events = _audit(clawcore_home)
+    assert [e["outcome"] for e in events[-3:]] == ["failure", "failure", "locked_out"]
+    assert events[-3]["scheme"] == "\ufffd" and events[-2]["lockedOut"] is True

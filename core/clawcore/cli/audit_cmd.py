@@ -27,6 +27,7 @@ from clawcore.security.audit import (
     verify_log,
 )
 from clawcore.security.audit_plugin import AuditSettings
+from clawcore.text import printable
 
 __all__ = ["command"]
 
@@ -50,9 +51,13 @@ def _line(record: AuditRecord) -> str:
 
 def _emit(records: Iterable[AuditRecord], as_json: bool) -> None:
     for record in records:
+        # Records hold text from tools, models and clients: nothing in it may drive the terminal.
         click.echo(
-            json.dumps(record.to_json(), ensure_ascii=False, sort_keys=True) if as_json else _line(record)
+            printable(json.dumps(record.to_json(), ensure_ascii=False, sort_keys=True) if as_json else _line(record))
         )
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _since(value: str) -> float:
@@ -67,9 +72,12 @@ def _since(value: str) -> float:
         raise click.BadParameter(
             f"{value!r} is neither a duration like 2h nor a date like 2026-11-30T12:00"
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.astimezone()  # a local time, as a person types it
-    return moment.astimezone(UTC).timestamp()
+    if moment.tzinfo is None:  # a local time, as a person types it
+        try:
+            moment = moment.astimezone()
+        except (ValueError, OverflowError):  # beyond the system's clock (0001-01-01): today's offset
+            moment = moment.replace(tzinfo=datetime.now().astimezone().tzinfo)
+    return (moment - _EPOCH).total_seconds()  # unlike .timestamp(), defined for every year
 
 
 @click.group("audit")
@@ -216,7 +224,12 @@ def show(
             return False
         if session is not None and record.session != session:
             return False
-        return cutoff is None or record.timestamp >= cutoff
+        if cutoff is None:
+            return True
+        try:
+            return record.timestamp >= cutoff
+        except ValueError:  # a ts that is not a time: a damaged record (`audit verify` names it)
+            return False
 
     _emit((r for r in read_records(settings.path) if wanted(r)), as_json)
 

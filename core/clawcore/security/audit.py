@@ -48,6 +48,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from clawcore.errors import ClawcoreError
 from clawcore.folders import make_folder
+from clawcore.text import well_formed
 
 __all__ = [
     "AuditError",
@@ -91,24 +92,37 @@ def canonical_json(value: Any) -> str:
 
 
 def plain_json(value: Any) -> Any:
-    """``value`` as plain JSON types that survive a round trip unchanged.
+    """``value`` as plain JSON types that survive a round trip through a UTF-8 file unchanged.
 
-    Keys become strings, tuples lists, NaN/infinity and unknown objects their ``str``.
+    Keys become strings, tuples lists, NaN/infinity and unknown objects their ``str``; a lone
+    surrogate in text (which no UTF-8 file can hold) becomes U+FFFD.
     """
-    if value is None or isinstance(value, (str, int)):  # bool is an int
+    if value is None or isinstance(value, int):  # bool is an int
         return value
+    if isinstance(value, str):
+        return well_formed(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, Mapping):
-        return {k if isinstance(k, str) else str(k): plain_json(v) for k, v in value.items()}
+        return {well_formed(k if isinstance(k, str) else str(k)): plain_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [plain_json(v) for v in value]
-    return str(value)
+    return well_formed(str(value))
+
+
+def _loads(raw: bytes | str) -> Any:
+    """``json.loads``, where text nested too deeply to parse is a ``ValueError`` like any other bad line."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None
 
 
 def _record_hash(record: Mapping[str, Any]) -> str:
     body = {k: v for k, v in record.items() if k not in ("hash", "mac")}
-    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+    # surrogatepass: a line read back may spell a lone surrogate as an escape; no writer does, so it
+    # hashes to something else than the record's hash instead of failing the reader.
+    return hashlib.sha256(canonical_json(body).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _iso(ts: float) -> str:
@@ -140,7 +154,8 @@ class AuditRecord:
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> AuditRecord:
-        return cls(
+        """The record of a parsed line; ``KeyError`` / ``TypeError`` when it has not a record's shape."""
+        record = cls(
             seq=obj["seq"],
             ts=obj["ts"],
             kind=obj["kind"],
@@ -150,6 +165,15 @@ class AuditRecord:
             session=obj.get("session", ""),
             mac=obj.get("mac", ""),
         )
+        if not (
+            isinstance(record.seq, int)
+            and not isinstance(record.seq, bool)
+            and all(isinstance(v, str) for v in (record.ts, record.kind, record.prev, record.hash, record.session,
+                                                 record.mac))
+            and isinstance(record.data, Mapping)
+        ):
+            raise TypeError("a field has the wrong type")
+        return record
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -347,7 +371,7 @@ class KeyStore:
     def hmac_keys(self) -> dict[str, Any]:
         """``{"current": id, "keys": {id: hex}}``, empty when there is none."""
         try:
-            data = json.loads(self.hmac_path.read_text())
+            data = _loads(self.hmac_path.read_text())
         except FileNotFoundError:
             return {"current": "", "keys": {}}
         except (OSError, ValueError) as exc:
@@ -475,7 +499,7 @@ def read_records(path: Path) -> Iterator[AuditRecord]:
             if not raw.endswith(b"\n"):
                 return
             try:
-                yield AuditRecord.from_json(json.loads(raw))
+                yield AuditRecord.from_json(_loads(raw))
             except (ValueError, KeyError, TypeError):
                 continue
 
@@ -505,7 +529,7 @@ def tail_records(path: Path, count: int) -> list[AuditRecord]:
     out: list[AuditRecord] = []
     for raw in lines[-count:]:
         try:
-            out.append(AuditRecord.from_json(json.loads(raw)))
+            out.append(AuditRecord.from_json(_loads(raw)))
         except (ValueError, KeyError, TypeError):
             continue
     return out
@@ -527,7 +551,7 @@ def read_checkpoints(path: Path) -> tuple[list[Checkpoint], list[str]]:
             problems.append(f"{path.name} line {number}: torn (incomplete) checkpoint ignored")
             continue
         try:
-            checkpoints.append(Checkpoint.from_json(json.loads(raw)))
+            checkpoints.append(Checkpoint.from_json(_loads(raw)))
         except (ValueError, KeyError, TypeError) as exc:
             problems.append(f"{path.name} line {number}: not a checkpoint ({exc})")
     return checkpoints, problems
@@ -642,7 +666,7 @@ class AuditLog:
         line, _ = _last_line(fd, offset)
         if line:
             try:
-                last = AuditRecord.from_json(json.loads(line))
+                last = AuditRecord.from_json(_loads(line))
             except (ValueError, KeyError, TypeError) as exc:
                 raise AuditError(
                     f"the last record of {self.path} is unreadable ({exc}); run `clawcore audit verify` "
@@ -659,7 +683,7 @@ class AuditLog:
     def _repair(self, fd: int, offset: int, torn: bytes, seq: int, head: str) -> tuple[int, str]:
         """Recover a torn last line: keep it when it is a whole valid record, else set it aside."""
         try:
-            obj = json.loads(torn)
+            obj = _loads(torn)
             record = AuditRecord.from_json(obj)
             if (
                 record.seq == seq + 1
@@ -700,6 +724,7 @@ class AuditLog:
                 f"audit log itself; choose another kind than {kind!r}"
             )
         payload = plain_json(dict(data or {}))
+        kind, session = well_formed(kind), well_formed(session)
         with self.locked() as fd:
             seq, head = self._tail(fd)
             if seq == 0 and (earlier := _earlier_keys(self.keystore, self.checkpoints_path)):
@@ -773,7 +798,7 @@ class AuditLog:
         if not line:
             return 0
         try:
-            return int(json.loads(line)["size"])
+            return int(_loads(line)["size"])
         except (ValueError, KeyError, TypeError):
             return 0
 
@@ -849,7 +874,7 @@ class AuditLog:
 
 def _peek_seq(raw: bytes | None) -> int | None:
     try:
-        seq = json.loads(raw)["seq"] if raw else None
+        seq = _loads(raw)["seq"] if raw else None
     except (ValueError, KeyError, TypeError):
         return None
     return seq if isinstance(seq, int) else None
@@ -981,18 +1006,14 @@ def verify_log(
                     )
                 )
             try:
-                obj = json.loads(raw)
+                obj = _loads(raw)
                 record = AuditRecord.from_json(obj)
-                if not (
-                    isinstance(record.seq, int)
-                    and isinstance(record.hash, str)
-                    and isinstance(record.prev, str)
-                    and isinstance(record.mac, str)
-                ):
-                    raise TypeError("seq, prev, hash or mac has the wrong type")
             except (ValueError, KeyError, TypeError) as exc:
                 return report(Failure(FailureKind.MALFORMED, f"not an audit record ({exc})", line_no))
-            canonical = canonical_json(obj).encode() + b"\n" == raw
+            try:
+                canonical = canonical_json(obj).encode() + b"\n" == raw
+            except ValueError:  # a lone surrogate spelt as an escape: no writer writes one
+                canonical = False
             if canonical:
                 # The hashed body is the line without its hash and mac members: no second serialisation.
                 body = raw[:-1].replace(b',"hash":"' + record.hash.encode() + b'"', b"", 1)
@@ -1142,7 +1163,7 @@ def export_bundle(log_path: Path, keys: Path | None = None) -> dict[str, Any]:
 def load_bundle(path: Path) -> tuple[dict[str, Ed25519PublicKey], list[Checkpoint]]:
     """The trusted keys and checkpoints of an exported bundle."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _loads(path.read_text(encoding="utf-8"))
         keys = {k: _public_from_b64(v) for k, v in data["publicKeys"].items()}
         checkpoints = [Checkpoint.from_json(c) for c in data["checkpoints"]]
     except FileNotFoundError:

@@ -20,6 +20,7 @@ from typing import Any
 from clawcore import hookimpl
 from clawcore.config import clawcore_home, home_path
 from clawcore.security.audit import AuditError, AuditLog, canonical_json, plain_json, tail_records
+from clawcore.text import printable
 from clawcore.types import AuditEvent, HookContext
 
 __all__ = ["DEFAULT_CHECKPOINT_EVERY", "AuditSettings", "writer_for"]
@@ -206,9 +207,11 @@ def record_audit_event(event: AuditEvent, context: HookContext | None) -> None:
         if context is not None:
             _record_config(log, settings, context.config)
         log.append(event.kind, event.data, session=event.session_id, ts=event.ts or None)
-    except (AuditError, OSError) as exc:
-        # The runtime never lets a sink failure stop the work, so say it where an operator sees it.
-        sys.stderr.write(f"clawcore: audit record {event.kind!r} NOT written: {exc}\n")
+    except Exception as exc:
+        # The runtime never lets a sink failure stop the work, so say it where an operator sees it:
+        # whatever the failure, a bug included, a record that is lost is never lost silently.
+        reason = str(exc) if isinstance(exc, (AuditError, OSError)) else f"{type(exc).__name__}: {exc}"
+        sys.stderr.write(f"clawcore: audit record {event.kind!r} NOT written: {printable(reason)}\n")
         raise
 
 
