@@ -479,8 +479,10 @@ def _describe(error: jsonschema.ValidationError) -> list[str]:
             return [f"{where}: expected {' or '.join(expected)}, got {_type_name(error.instance)} (a secret: not shown)"]
         return [f"{where}: the value fails the {error.validator!r} check (a secret: not shown)"]
     if isinstance(error.schema, Mapping) and isinstance(error.schema.get("x-error"), str):
-        # A schema's own wording for its failures (``x-error``) says more than a regular expression.
-        return [f"{where}: {_short(error.instance)} {error.schema['x-error']}"]
+        # A schema's own wording for its failures (``x-error``) says more than a regular expression;
+        # ``x-conceal`` keeps the value out of it (a key pasted where a variable name belongs).
+        shown = "the value (not shown: it may be a secret)" if error.schema.get("x-conceal") else _short(error.instance)
+        return [f"{where}: {shown} {error.schema['x-error']}"]
     if error.validator == "additionalProperties":
         known = list(error.schema.get("properties", {}))
         extras = [key for key in error.instance if key not in known]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 import clawcore_models_openai
 import importlib_metadata
@@ -131,3 +132,96 @@ def test_missing_key_without_base_url_is_actionable(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("MY_KEY", SECRET)
     model = clawcore_models_openai.OpenAIChatModel({"apiKeyEnv": "MY_KEY"})
     assert SECRET not in repr(model)
+
+
+def _completion(message: object = None, **fields: object) -> bytes:
+    body = {"id": "c1", "object": "chat.completion", "created": 1, "model": "scripted",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}, **fields}
+    return json.dumps(body).encode()
+
+
+@pytest.mark.parametrize(("body", "content_type", "expected"), [
+    (b"<html>ok</html>", "text/html", "not a chat completion"),
+    (b'data: {"choices": []}\n\ndata: [DONE]\n\n', "text/event-stream", "not a chat completion"),
+    (b"[]", "application/json", "not a chat completion"),
+    (_completion(choices=[{"index": 0}]), "application/json", "first choice has no message"),
+    (_completion(choices=[None]), "application/json", "first choice has no message"),
+    (_completion({"role": "assistant", "content": {"a": 1}}), "application/json", "neither text nor text parts"),
+    (_completion({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "x", "type": "function", "function": {"name": None, "arguments": "{}"}}]}),
+     "application/json", "a tool call has no function name"),
+])
+def test_unexpected_answers_are_one_line_provider_unavailable(
+        openai_server: OpenAIServer, body: bytes, content_type: str, expected: str) -> None:
+    openai_server.fail(body=body, content_type=content_type, endpoint="chat")
+    with pytest.raises(ProviderUnavailable) as caught:
+        model_for(openai_server).complete([Message("user", "x")])
+    message = str(caught.value)
+    assert expected in message and openai_server.base_url in message and "\n" not in message
+
+
+def test_null_usage_counts_zero_and_text_parts_are_joined(openai_server: OpenAIServer) -> None:
+    openai_server.fail(body=_completion({"role": "assistant", "content": ["a", {"type": "text", "text": "b"}]},
+                                        usage={"prompt_tokens": None}), endpoint="chat")
+    reply = model_for(openai_server).complete([Message("user", "x")])
+    assert (reply.content, reply.input_tokens, reply.output_tokens) == ("ab", 0, 0)
+
+
+def test_a_refusal_is_the_reply(openai_server: OpenAIServer) -> None:
+    openai_server.fail(body=_completion({"role": "assistant", "content": None,
+                                         "refusal": "I cannot help with that."}), endpoint="chat")
+    assert model_for(openai_server).complete([Message("user", "x")]).content == "I cannot help with that."
+
+
+def test_arguments_nested_too_deep_are_unreadable(openai_server: OpenAIServer) -> None:
+    from clawcore.types import UNREADABLE_ARGUMENTS
+
+    deep = "[" * 100_000 + "]" * 100_000
+    openai_server.script(tool_reply("echo", deep))
+    [call] = model_for(openai_server).complete([Message("user", "x")], [ECHO]).tool_calls
+    assert call.arguments == {UNREADABLE_ARGUMENTS: deep}
+
+
+def test_the_timeout_bounds_a_dripping_answer(openai_server: OpenAIServer) -> None:
+    openai_server.fail(drip=0.2, endpoint="chat")  # 20 pieces: about 4 s, each read quick
+    openai_server.script(text_reply("too late"))
+    started = time.monotonic()
+    with pytest.raises(ProviderUnavailable, match="did not answer in time"):
+        model_for(openai_server, timeout="1s").complete([Message("user", "x")])
+    assert time.monotonic() - started < 2
+
+
+@pytest.mark.parametrize(("settings", "expected"), [
+    ({"baseUrl": "not a url"}, "baseUrl: 'not a url' is not an http:// or https:// URL"),
+    ({"baseUrl": "ftp://127.0.0.1/v1"}, "is not an http:// or https:// URL"),
+    ({"baseUrl": "127.0.0.1:18080/v1"}, "is not an http:// or https:// URL"),
+    ({"baseUrl": "http://10.0.0.5:11434/v1"}, "plain http:// to a host other than loopback"),
+    ({"timeout": "0s"}, "timeout: '0s' is not a duration above 0"),
+    ({"apiKeyEnv": SECRET}, "apiKeyEnv: the value (not shown: it may be a secret) is not an environment variable"),
+])
+def test_bad_endpoint_settings_fail_config_check(plugin_manager, register_plugin, tmp_path,  # type: ignore[no-untyped-def]
+                                                 settings: dict[str, object], expected: str) -> None:
+    register_plugin(clawcore_models_openai, "models_openai")
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path, data={"models": {"openai": settings}}, pm=plugin_manager)
+    [problem] = caught.value.problems
+    assert expected in problem and SECRET not in problem
+
+
+def test_good_endpoint_settings_pass(plugin_manager, register_plugin, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    register_plugin(clawcore_models_openai, "models_openai")
+    for settings in ({"baseUrl": "http://127.0.0.1:11434/v1"}, {"baseUrl": "http://localhost:8000"},
+                     {"baseUrl": "http://[::1]:8000/v1"}, {"baseUrl": "https://llm.example.com/v1"},
+                     {"baseUrl": "http://10.0.0.5:11434/v1", "allowInsecureHttp": True}):
+        load_config(tmp_path, data={"models": {"openai": settings}}, pm=plugin_manager)
+
+
+def test_settings_that_skip_the_config_are_checked_too() -> None:
+    with pytest.raises(ProviderUnavailable) as caught:
+        clawcore_models_openai.OpenAIChatModel({"apiKeyEnv": SECRET, "baseUrl": "http://127.0.0.1:9/v1"})
+    assert "apiKeyEnv is not an environment variable name" in str(caught.value) and SECRET not in str(caught.value)
+    with pytest.raises(ProviderUnavailable, match="plain http://"):
+        clawcore_models_openai.OpenAIChatModel({"baseUrl": "http://192.168.1.4/v1"})
+    model = clawcore_models_openai.OpenAIChatModel({"baseUrl": "http://192.168.1.4/v1", "allowInsecureHttp": True})
+    assert model.base_url == "http://192.168.1.4/v1"

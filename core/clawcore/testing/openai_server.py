@@ -138,6 +138,9 @@ class Fault:
     :param delay: seconds to wait before answering (a slow server).
     :param body: raw bytes to send instead of the normal body (malformed JSON).
     :param wrong_dims: answer embeddings with this many dimensions.
+    :param drip: send the body in small pieces, this many seconds apart (a server that
+        answers at once but never finishes: each read succeeds, the whole takes long).
+    :param content_type: the ``Content-Type`` of the answer (``text/html`` for a proxy's page).
     """
 
     status: int = 0
@@ -147,6 +150,8 @@ class Fault:
     wrong_dims: int | None = None
     times: int = 1
     endpoint: str = ""
+    drip: float = 0.0
+    content_type: str = "application/json"
 
 
 @dataclass
@@ -247,12 +252,14 @@ class OpenAIServer:
         body: bytes | None = None,
         wrong_dims: int | None = None,
         endpoint: str = "",
+        drip: float = 0.0,
+        content_type: str = "application/json",
     ) -> None:
         """Make the next ``times`` requests (to ``endpoint``: ``"chat"``, ``"embeddings"`` or any) misbehave."""
         with self._lock:
             self._state.faults.append(
                 Fault(status, None if retry_after is None else str(retry_after), delay, body, wrong_dims,
-                      times, endpoint)
+                      times, endpoint, drip, content_type)
             )
 
     @property
@@ -359,18 +366,25 @@ class _Handler(BaseHTTPRequestHandler):
             "embeddings" if path.endswith("/embeddings") else "other")
         self.owner._enter()
         try:
-            status, payload, extra = self._answer(endpoint, body)
+            status, payload, extra, fault = self._answer(endpoint, body)
         finally:
             self.owner._leave()
         self.owner._record(RecordedRequest("POST", path, {k.lower(): v for k, v in self.headers.items()}, body, status,
                                            time.monotonic()))
-        self._send(status, payload, extra)
+        if fault is None:
+            self._send(status, payload, extra)
+        else:
+            self._send(status, payload, extra, drip=fault.drip, content_type=fault.content_type)
 
-    def _answer(self, endpoint: str, body: Any) -> tuple[int, Any, dict[str, str]]:
+    def _answer(self, endpoint: str, body: Any) -> tuple[int, Any, dict[str, str], Fault | None]:
         owner = self.owner
         if owner.api_key is not None and self.headers.get("Authorization") != f"Bearer {owner.api_key}":
-            return 401, _error_body("Incorrect API key provided.", "invalid_api_key"), {}
+            return 401, _error_body("Incorrect API key provided.", "invalid_api_key"), {}, None
         fault = owner._take_fault(endpoint)
+        return (*self._answer_with(endpoint, body, fault), fault)
+
+    def _answer_with(self, endpoint: str, body: Any, fault: Fault | None) -> tuple[int, Any, dict[str, str]]:
+        owner = self.owner
         extra: dict[str, str] = {}
         if fault is not None:
             if fault.delay:
@@ -448,16 +462,24 @@ class _Handler(BaseHTTPRequestHandler):
         return 200, {"object": "list", "data": data, "model": body.get("model", ""),
                      "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}, extra
 
-    def _send(self, status: int, payload: Any, extra: Mapping[str, str] | None = None) -> None:
+    def _send(self, status: int, payload: Any, extra: Mapping[str, str] | None = None, *, drip: float = 0.0,
+              content_type: str = "application/json") -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             for key, value in (extra or {}).items():
                 self.send_header(key, value)
             self.end_headers()
-            self.wfile.write(data)
+            if not drip:
+                self.wfile.write(data)
+                return
+            step = max(1, len(data) // 20)
+            for start in range(0, len(data), step):
+                self.wfile.write(data[start : start + step])
+                self.wfile.flush()
+                time.sleep(drip)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
             pass
 

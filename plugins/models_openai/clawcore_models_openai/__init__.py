@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from clawcore import hookimpl
+from clawcore.http_api import CLEARTEXT_RULE, endpoint_properties
 
 from clawcore_models_openai.defaults import DEFAULTS
 
@@ -35,17 +36,15 @@ def config_schema() -> Mapping[str, Mapping[str, Any]]:
             "type": "object",
             "additionalProperties": False,
             "description": "An OpenAI-compatible chat model (OpenAI, Ollama, vLLM, LM Studio).",
+            "allOf": [CLEARTEXT_RULE],
             "properties": {
                 "model": {"type": "string", "minLength": 1, "default": DEFAULTS["model"]},
-                "baseUrl": {"type": ["string", "null"], "default": None,
-                            "description": "API root, e.g. http://127.0.0.1:11434/v1; null is OpenAI."},
                 "apiKey": {"type": ["string", "null"], "default": None,
                            "description": "Prefer apiKeyEnv: a key in the file is a key on disk."},
-                "apiKeyEnv": {"type": "string", "minLength": 1, "default": DEFAULTS["apiKeyEnv"]},
+                **endpoint_properties("models.openai", DEFAULTS["timeout"]),
                 "contextWindow": {"type": "integer", "minimum": 1024, "default": DEFAULTS["contextWindow"]},
                 "maxOutputTokens": {"type": ["integer", "null"], "minimum": 1, "default": None},
                 "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 2, "default": None},
-                "timeout": {"type": ["string", "number"], "format": "duration", "default": DEFAULTS["timeout"]},
                 "retries": {"type": "integer", "minimum": 0, "maximum": 10, "default": DEFAULTS["retries"]},
             },
         }

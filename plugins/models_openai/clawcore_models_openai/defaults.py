@@ -10,6 +10,7 @@ DEFAULTS: Mapping[str, Any] = {
     "baseUrl": None,
     "apiKey": None,
     "apiKeyEnv": "OPENAI_API_KEY",
+    "allowInsecureHttp": False,
     "contextWindow": 128000,
     "maxOutputTokens": None,
     "temperature": None,

@@ -1,0 +1,180 @@
+"""Shared pieces for plugins that call an OpenAI-compatible HTTP API (chat models, embeddings).
+
+* Config schema for the settings every such plugin has (``baseUrl``, ``apiKeyEnv``,
+  ``allowInsecureHttp``, ``timeout``), so ``clawcore config check`` catches a URL
+  without a scheme, a key pasted where a variable name belongs, or a timeout of 0.
+* :func:`endpoint_problem`: the same rules for settings that reach a plugin without
+  the config layer (``prism.llm.settings``, a factory called from Python).
+* :func:`deadline_client`: an HTTP client for the ``openai`` SDK whose ``timeout``
+  bounds each request as a whole. The HTTP library's own timeout is per read, so a
+  server that sends a byte every second would otherwise hold a request for hours.
+
+The HTTP library is the one the SDK uses (``httpx2``, or ``httpx`` for older SDKs),
+imported only when a client is built: the core itself never needs it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["CLEARTEXT_RULE", "ResponseTooLarge", "deadline_client", "endpoint_problem", "endpoint_properties",
+           "is_variable_name"]
+
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+#: ``http://`` or ``https://``, a host (a name, an IPv4 address or a bracketed IPv6 one), an optional port and path.
+_URL_PATTERN = r"^https?://([A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?(/[^\s]*)?$"
+#: ``http://`` to a loopback host: the only cleartext address allowed without ``allowInsecureHttp``.
+_LOOPBACK_HTTP_PATTERN = r"^(https://|http://(localhost|127\.[0-9.]+|\[::1\])(:[0-9]{1,5})?(/|$))"
+
+
+def endpoint_properties(section: str, timeout_default: str) -> dict[str, Any]:
+    """Schema properties for ``baseUrl``, ``apiKeyEnv``, ``allowInsecureHttp`` and ``timeout`` of ``section``."""
+    return {
+        "baseUrl": {"type": ["string", "null"], "default": None, "pattern": _URL_PATTERN,
+                    "x-error": "is not an http:// or https:// URL with a host, like http://127.0.0.1:11434/v1",
+                    "description": "API root, e.g. http://127.0.0.1:11434/v1; null is OpenAI."},
+        "apiKeyEnv": {"type": "string", "minLength": 1, "default": "OPENAI_API_KEY", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$",
+                      "x-conceal": True,
+                      "x-error": f"is not an environment variable name: {section}.apiKeyEnv names the variable "
+                                 "that holds the key (like OPENAI_API_KEY), never the key itself",
+                      "description": "The environment variable holding the key."},
+        "allowInsecureHttp": {"type": "boolean", "default": False,
+                              "description": "Allow a plain http:// baseUrl to a host other than loopback: the key "
+                                             "and every text sent cross the network unencrypted."},
+        "timeout": {"type": ["string", "number"], "format": "positive-duration", "default": timeout_default,
+                    "description": "The longest one request may take, connecting and reading included."},
+    }
+
+
+#: Added to a section's ``allOf``: a cleartext ``baseUrl`` off loopback needs ``allowInsecureHttp: true``.
+CLEARTEXT_RULE: Mapping[str, Any] = {
+    "if": {"properties": {"baseUrl": {"type": "string", "pattern": "^http://"},
+                          "allowInsecureHttp": {"const": False}}, "required": ["baseUrl"]},
+    "then": {"properties": {"baseUrl": {
+        "pattern": _LOOPBACK_HTTP_PATTERN,
+        "x-error": "is plain http:// to a host other than loopback: the API key and every text would cross the "
+                   "network unencrypted; use https://, or set allowInsecureHttp: true to accept that"}}},
+}
+
+
+def is_variable_name(value: object) -> bool:
+    """True for a string that can name an environment variable (``OPENAI_API_KEY``)."""
+    return isinstance(value, str) and _VARIABLE.fullmatch(value) is not None
+
+
+def endpoint_problem(section: str, settings: Mapping[str, Any]) -> str | None:
+    """What is wrong with ``baseUrl`` / ``apiKeyEnv`` / ``allowInsecureHttp`` in ``settings``, in one line; None if nothing.
+
+    The config schema says the same for ``clawcore.yaml``; this catches settings that reach
+    a plugin another way. An ``apiKeyEnv`` that is not a variable name is never quoted: it is
+    usually the key itself, pasted in the wrong place.
+    """
+    variable = settings.get("apiKeyEnv")
+    if variable is not None and not is_variable_name(variable):
+        return (f"{section}.apiKeyEnv is not an environment variable name (not shown: it may be the key itself); "
+                "name the variable that holds the key, like OPENAI_API_KEY")
+    url = settings.get("baseUrl")
+    if url is None:
+        return None
+    if not isinstance(url, str) or not re.match(_URL_PATTERN, url):
+        return f"{section}.baseUrl {str(url)[:80]!r} is not an http:// or https:// URL with a host"
+    parts = urlsplit(url)
+    if parts.scheme == "http" and not _is_loopback(parts.hostname or "") and settings.get("allowInsecureHttp") is not True:
+        return (f"{section}.baseUrl {url!r} is plain http:// to a host other than loopback: the key and every text "
+                "would cross the network unencrypted; use https://, or set allowInsecureHttp: true to accept that")
+    return None
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class ResponseTooLarge(Exception):
+    """A response body over the client's ``max_body_bytes``."""
+
+
+def _http_library() -> Any:
+    try:
+        import httpx2 as httpx
+    except ImportError:  # SDKs before httpx2
+        import httpx  # type: ignore[no-redef]
+    return httpx
+
+
+def deadline_client(timeout_s: float, *, max_body_bytes: int | None = None) -> Any:
+    """An HTTP client for ``openai.OpenAI(http_client=...)`` in which every request (connecting,
+    sending, the headers and the whole body) ends within ``timeout_s``, and a body over
+    ``max_body_bytes`` is refused while it arrives.
+
+    Each request runs in a worker thread that the caller waits for at most ``timeout_s``; past
+    it the caller gets the library's ``ReadTimeout`` (the SDK retries it like any timeout and
+    reports it as ``APITimeoutError``), and the worker stops at the next piece of the body it
+    receives. A body too large raises ``RemoteProtocolError`` naming the limit. Redirects are
+    followed and proxies from the environment used, as with the SDK's own client.
+    """
+    httpx = _http_library()
+
+    class _Guarded(httpx.SyncByteStream):  # type: ignore[misc, name-defined]
+        def __init__(self, inner: Any, stop: threading.Event, limit: int | None) -> None:
+            self._inner, self._stop, self._limit = inner, stop, limit
+
+        def __iter__(self) -> Iterator[bytes]:
+            size = 0
+            for chunk in self._inner:
+                if self._stop.is_set():
+                    raise httpx.ReadTimeout("the request's time ran out")
+                size += len(chunk)
+                if self._limit is not None and size > self._limit:
+                    raise httpx.RemoteProtocolError(
+                        f"the response is larger than {self._limit} bytes, more than an answer to this request can be")
+                yield chunk
+
+        def close(self) -> None:
+            self._inner.close()
+
+    class _DeadlineClient(httpx.Client):  # type: ignore[misc, name-defined]
+        def send(self, request: Any, **kwargs: Any) -> Any:
+            kwargs["stream"] = True
+            stop = threading.Event()
+            done = threading.Event()
+            outcome: dict[str, Any] = {}
+            send = super().send
+
+            def run() -> None:
+                try:
+                    response = send(request, **kwargs)
+                    try:
+                        if stop.is_set():
+                            raise httpx.ReadTimeout("the request's time ran out", request=request)
+                        response.stream = _Guarded(response.stream, stop, max_body_bytes)
+                        response.read()
+                    finally:
+                        response.close()
+                    outcome["response"] = response
+                except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                    outcome["error"] = exc
+                finally:
+                    done.set()
+
+            threading.Thread(target=run, name="http-deadline", daemon=True).start()
+            if not done.wait(timeout_s):
+                stop.set()  # the worker gives up at the next piece it receives
+                raise httpx.ReadTimeout(f"no complete answer within {timeout_s:g}s", request=request)
+            if "error" in outcome:
+                raise outcome["error"]
+            return outcome["response"]
+
+    # The library's own timeouts still apply to each connect and read, bounded by the whole.
+    return _DeadlineClient(timeout=httpx.Timeout(timeout_s), follow_redirects=True,
+                           limits=httpx.Limits(max_connections=100, max_keepalive_connections=20))
