@@ -303,7 +303,8 @@ def _alias_problem(data: Any) -> str | None:
 def build_schema(pm: pluggy.PluginManager | None) -> dict[str, Any]:
     """The whole schema: the core's keys plus every plugin's section."""
     schema = copy.deepcopy(ROOT_SCHEMA)
-    owners: dict[str, str] = {}
+    owners: dict[str, str] = dict.fromkeys(ROOT_SCHEMA["properties"], "clawcore")
+    sections: list[tuple[str, str, Any]] = []
     if pm is None:
         return schema
     for impl in pm.hook.config_schema.get_hookimpls():
@@ -322,13 +323,26 @@ def build_schema(pm: pluggy.PluginManager | None) -> dict[str, Any]:
             raise ConfigError(f"plugin {impl.plugin_name!r} declared its config sections as "
                               f"{_type_name(fragments)}, not a mapping of section paths to schemas")
         for dotted, fragment in fragments.items():
+            plugin = impl.plugin_name
+            if not isinstance(dotted, str) or not re.fullmatch(r"[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*", dotted):
+                raise ConfigError(f"plugin {plugin!r} declared a config section named {dotted!r}, "
+                                  "not a dotted path like 'myplugin' or 'sandbox.mybackend'")
+            if not isinstance(fragment, Mapping):
+                raise ConfigError(f"plugin {plugin!r} declared its config section {dotted!r} as "
+                                  f"{_type_name(fragment)}, not a JSON Schema object")
+            try:
+                _Validator.check_schema(fragment)
+            except jsonschema.SchemaError as exc:
+                raise ConfigError(f"plugin {plugin!r} declared its config section {dotted!r} with an invalid "
+                                  f"schema: {exc.message}") from None
             if dotted in owners:
-                raise ConfigError(
-                    f"config section {dotted!r} is declared by both "
-                    f"{owners[dotted]!r} and {impl.plugin_name!r}"
-                )
-            owners[dotted] = impl.plugin_name
-            _graft(schema, dotted, _closed(fragment))
+                raise ConfigError(f"config section {dotted!r} is declared by both {owners[dotted]!r} and {plugin!r}")
+            owners[dotted] = plugin
+            sections.append((dotted, plugin, _closed(fragment)))
+    # Parents before children, whatever order the plugins came in: a section may only go where its parent
+    # takes plugin sections (``sandbox.docker``), never inside or over another's (``tools.policy``).
+    for dotted, plugin, fragment in sorted(sections, key=lambda entry: entry[0].count(".")):
+        _graft(schema, dotted, fragment, plugin, owners)
     return schema
 
 
@@ -358,12 +372,18 @@ _OPEN_KEYWORDS = {"additionalProperties", "patternProperties", "unevaluatedPrope
 _SUBSCHEMA_KEYS = {"items", "additionalProperties"}
 
 
-def _graft(schema: dict[str, Any], dotted: str, fragment: Mapping[str, Any]) -> None:
+def _graft(schema: dict[str, Any], dotted: str, fragment: Mapping[str, Any], plugin: str,
+           owners: Mapping[str, str]) -> None:
+    """Put ``plugin``'s section at ``dotted``: under the root, or where its parent takes plugin sections."""
     node = schema
     parts = dotted.split(".")
     for part in parts[:-1]:
-        props = node.setdefault("properties", {})
-        node = props.setdefault(part, {"type": "object", "additionalProperties": False})
+        node = node.setdefault("properties", {}).setdefault(part, {"type": "object", "additionalProperties": False})
+    inside = next((".".join(parts[:depth]) for depth in range(len(parts) - 1, 0, -1)
+                   if ".".join(parts[:depth]) in owners), None)
+    if inside is not None and node.get("x-plugin-sections") is not True:
+        raise ConfigError(f"plugin {plugin!r} may not declare {dotted!r}: it is inside {inside!r}, "
+                          f"the section of {owners[inside]!r}")
     node.setdefault("properties", {})[parts[-1]] = copy.deepcopy(dict(fragment))
 
 

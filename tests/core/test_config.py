@@ -168,6 +168,41 @@ def test_a_plugin_section_refuses_keys_it_does_not_declare(plugin_manager, regis
     assert config.get("pp.free.anything") == 1 and config.get("pp.own.y") == 1
 
 
+@pytest.mark.parametrize("sections, message", [
+    ({"bad": {"type": "nope"}}, "plugin 'author' declared its config section 'bad' with an invalid schema: "),
+    ({"cmds": "a string"}, "plugin 'author' declared its config section 'cmds' as a string, not a JSON Schema"),
+    ({"": {"type": "object"}}, "plugin 'author' declared a config section named '', not a dotted path"),
+    ({"tools.policy": {"type": "object"}}, "plugin 'author' may not declare 'tools.policy': it is inside 'tools', "
+                                           "the section of 'policy'"),
+    ({"workspace": {"type": "object"}}, "config section 'workspace' is declared by both 'clawcore' and 'author'"),
+])
+def test_a_plugin_section_that_cannot_stand_is_one_line_naming_the_plugin(plugin_manager, register_plugin,
+                                                                           sections, message) -> None:
+    from clawcore import hookimpl
+
+    class Author:
+        @hookimpl
+        def config_schema(self):
+            return sections
+
+    register_plugin(Author(), "author")
+    with pytest.raises(ConfigError) as raised:
+        load_config(data={}, pm=plugin_manager)
+    assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
+
+
+def test_a_backend_section_goes_where_its_parent_takes_plugin_sections(plugin_manager, register_plugin) -> None:
+    from clawcore import hookimpl
+
+    class Backend:
+        @hookimpl
+        def config_schema(self):
+            return {"sandbox.mybackend": {"type": "object", "properties": {"on": {"type": "boolean"}}}}
+
+    register_plugin(Backend(), "mybackend")
+    assert load_config(data={"sandbox": {"mybackend": {"on": True}}}, pm=plugin_manager).get("sandbox.mybackend.on")
+
+
 def test_a_composed_plugin_schema_is_left_as_its_author_wrote_it(plugin_manager, register_plugin) -> None:
     from clawcore import hookimpl
 
