@@ -177,6 +177,7 @@ class Runtime:
                 self.config,
                 plugin_manager=self.pm,
                 index_path=self.home / "index" / "memory.sqlite",
+                on_failure=self._hook_failed,
             )
         return self._memory
 

@@ -463,3 +463,20 @@ def test_a_binary_file_under_a_memory_name_is_not_indexed_or_printed(workspace: 
     with pytest.raises(MemoryAccessError, match="is not text"):
         memory.get("memory/2024-05-03.md")
     assert memory.get("memory/2024-05-02.md").startswith("# 2024-05-02")
+
+
+def test_a_plugin_that_fails_to_offer_its_provider_is_said_and_search_still_answers(
+    workspace: Path, tmp_path: Path, plugin_manager, register_plugin
+) -> None:
+    class Broken:
+        @hookimpl
+        def register_embedding_providers(self, register):
+            raise RuntimeError("model file missing")
+
+    register_plugin(Broken(), "broken-provider")
+    with pytest.warns(RuntimeWarning, match=r"plugin 'broken-provider' failed in register_embedding_providers "
+                                            r"\(RuntimeError: model file missing\)"):
+        memory = open_memory(workspace, {"memory": {"embeddings": {"provider": "auto"}}},
+                             plugin_manager=plugin_manager, index_path=tmp_path / "idx" / "memory.sqlite")
+    assert memory.search("kayak").results
+    memory.close()

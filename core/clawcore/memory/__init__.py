@@ -7,7 +7,8 @@ keyword and meaning, ``get`` reads exact lines.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ def open_memory(
     *,
     plugin_manager: pluggy.PluginManager | None = None,
     index_path: Path | str | None = None,
+    on_failure: Callable[[str, str, BaseException, Any], None] | None = None,
 ) -> Memory:
     """Open the memory of ``workspace`` and its index.
 
@@ -46,6 +48,8 @@ def open_memory(
     :param plugin_manager: where embedding providers come from; default a
         manager with the builtins and every installed plugin.
     :param index_path: the SQLite file; default ``<home>/index/memory.sqlite``.
+    :param on_failure: told of a plugin whose ``register_embedding_providers`` raised (the runtime audits
+        it); default a one-line warning. That plugin's providers are not offered.
     :raises ConfigError: the memory section is invalid.
     """
     from clawcore.hooks import Hooks
@@ -65,6 +69,11 @@ def open_memory(
             pm = get_plugin_manager(PluginSettings.from_sources(section))
         effective = load_config(clawcore_home(), data=raw, pm=pm)
     settings = MemorySettings.from_section(effective.section("memory"))
-    providers = Hooks(pm).embedding_providers()
+    providers = Hooks(pm, on_failure=on_failure or _warn_failure).embedding_providers()
     path = Path(index_path) if index_path is not None else effective.home / "index" / "memory.sqlite"
     return Memory(Path(workspace), settings, home=effective.home, index_path=path, providers=providers)
+
+
+def _warn_failure(hook: str, plugin: str, exc: BaseException, context: Any) -> None:
+    warnings.warn(f"plugin {plugin!r} failed in {hook} ({type(exc).__name__}: {exc}); its embedding providers "
+                  "are not available", RuntimeWarning, stacklevel=2)
