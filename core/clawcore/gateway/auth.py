@@ -25,7 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 __all__ = [
+    "MAX_SCRYPT_WORK",
     "MIN_SCRYPT_N",
+    "SCRYPT_MAXMEM",
     "FailureLimiter",
     "NonceBook",
     "Secrets",
@@ -33,6 +35,7 @@ __all__ = [
     "derive_password_key",
     "is_loopback",
     "new_nonce",
+    "scrypt_cost_problem",
     "server_proof",
     "weak_secret_reason",
 ]
@@ -41,6 +44,10 @@ LABEL = "clawcore-gateway/1"
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 #: A client refuses a server that asks for cheaper password hashing than this.
 MIN_SCRYPT_N = 2**14
+#: The most memory scrypt may use (its cost needs ``128 * r * (n + p + 2)`` bytes): 256 MiB.
+SCRYPT_MAXMEM = 256 * 1024 * 1024
+#: ... and for more than this many times the work of the server's own settings (about a second).
+MAX_SCRYPT_WORK = 16
 _COMMON = {
     "changeme",
     "change-me",
@@ -68,7 +75,28 @@ def derive_password_key(
     password: str, salt: bytes, n: int = SCRYPT_N, r: int = SCRYPT_R, p: int = SCRYPT_P
 ) -> bytes:
     """The 32-byte HMAC key for a password (scrypt)."""
-    return hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, maxmem=256 * 1024 * 1024, dklen=32)
+    return hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, maxmem=SCRYPT_MAXMEM, dklen=32)
+
+
+def scrypt_cost_problem(n: object, r: object, p: object) -> str | None:
+    """Why a client must not derive a key with these scrypt settings (a server chose them), or None.
+
+    Cheaper than the server's own settings, not what scrypt accepts, more memory than
+    :data:`SCRYPT_MAXMEM` or more work than :data:`MAX_SCRYPT_WORK` times the server's own
+    settings: a server must not make its clients exhaust their memory or spin for minutes.
+    """
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (n, r, p)):
+        return "they are not integers"
+    assert isinstance(n, int) and isinstance(r, int) and isinstance(p, int)
+    if n < MIN_SCRYPT_N or r < SCRYPT_R or p < 1:
+        return f"they are weaker than n={MIN_SCRYPT_N} r={SCRYPT_R} p=1"
+    if n & (n - 1):
+        return "n is not a power of 2"
+    if 128 * r * (n + p + 2) > SCRYPT_MAXMEM:
+        return f"they need more than {SCRYPT_MAXMEM // 2**20} MiB of memory"
+    if n * r * p > MAX_SCRYPT_WORK * SCRYPT_N * SCRYPT_R * SCRYPT_P:
+        return f"they cost more than {MAX_SCRYPT_WORK} times the work of n={SCRYPT_N} r={SCRYPT_R} p={SCRYPT_P}"
+    return None
 
 
 def _mac(key: bytes, role: str, nonce: str, cnonce: str) -> str:

@@ -13,20 +13,23 @@ import hmac
 import inspect
 import itertools
 import json
+import math
 import secrets
+import time
 from collections.abc import Mapping
 from typing import Any, Self
 
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.sync.client import ClientConnection, connect
 
-from clawcore.gateway.auth import MIN_SCRYPT_N, client_mac, derive_password_key, server_proof
+from clawcore.gateway.auth import client_mac, derive_password_key, scrypt_cost_problem, server_proof
 from clawcore.gateway.errors import (
     AuthenticationFailed,
     GatewayCallError,
     GatewayUnavailable,
     LockedOut,
 )
+from clawcore.text import printable
 
 __all__ = ["DEFAULT_URL", "GatewayClient"]
 
@@ -35,13 +38,22 @@ DEFAULT_URL = "ws://127.0.0.1:18789"
 _CONNECT_FLAGS: dict[str, Any] = {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
 
 
+def _said(value: Any, default: str) -> str:
+    """Text a server sent, fit for one line of a terminal: the server may be anyone's."""
+    text = value if isinstance(value, str) and value else default
+    text = printable(text).replace("\n", " ")
+    return text if len(text) <= 300 else text[:300] + "…"
+
+
 class GatewayClient:
     """Connects, authenticates (token, password or none) and calls methods.
 
     :param url: ``ws://host:port``.
     :param token: the shared token; or
     :param password: the password (the key is derived with the scrypt salt the server sends).
-    :param timeout: seconds for connecting, the handshake and each call.
+    :param timeout: seconds for connecting, the handshake and each call. A call that times
+        out closes the connection (its answer could otherwise be taken for the next call's);
+        the next call connects again, as a new gateway session.
     """
 
     def __init__(
@@ -98,17 +110,17 @@ class GatewayClient:
             raise
         return self
 
-    def _recv_json(self) -> dict[str, Any]:
+    def _recv_json(self, timeout: float | None = None) -> dict[str, Any]:
         assert self._ws is not None
         try:
-            raw = self._ws.recv(timeout=self.timeout)
+            raw = self._ws.recv(timeout=self.timeout if timeout is None else timeout)
         except TimeoutError:
             raise GatewayUnavailable(f"{self.url} did not answer within {self.timeout}s") from None
         except ConnectionClosed as exc:
             raise GatewayUnavailable(f"{self.url} closed the connection ({exc})") from None
         try:
             msg = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             raise GatewayUnavailable(f"{self.url} sent something that is not JSON") from None
         if not isinstance(msg, dict):
             raise GatewayUnavailable(f"{self.url} sent an unexpected message")
@@ -123,6 +135,8 @@ class GatewayClient:
             raise GatewayUnavailable(f"{self.url} did not send a challenge; is it a clawcore gateway?")
         nonce = challenge["nonce"]
         schemes = challenge.get("schemes") or []
+        if not (isinstance(schemes, list) and all(isinstance(s, str) for s in schemes)):
+            raise AuthenticationFailed(f"{self.url} sent a malformed challenge (schemes is not a list of names)")
         key, scheme = self._key_for(challenge, schemes)
         cnonce = base64.urlsafe_b64encode(secrets.token_bytes(24)).decode()
         answer: dict[str, Any] = {"type": "auth", "scheme": scheme, "nonce": nonce}
@@ -147,7 +161,8 @@ class GatewayClient:
                     f"{self.url} could not prove it knows the secret; not talking to it"
                 )
         self.session = str(reply.get("session", ""))
-        self.methods = tuple(reply.get("methods") or ())
+        methods = reply.get("methods")
+        self.methods = tuple(m for m in methods if isinstance(m, str)) if isinstance(methods, list) else ()
 
     def _key_for(self, challenge: Mapping[str, Any], schemes: list[Any]) -> tuple[bytes | None, str]:
         if schemes == ["none"]:
@@ -161,16 +176,24 @@ class GatewayClient:
         if self._token and "token" in schemes:
             return self._token.encode(), "token"
         if self._password and "password" in schemes:
-            params = challenge.get("scrypt") or {}
-            n, r, p = int(params.get("n", 0)), int(params.get("r", 0)), int(params.get("p", 0))
-            if n < MIN_SCRYPT_N or r < 8 or p < 1 or n > 2**20 or r > 32 or p > 16:
-                raise AuthenticationFailed(f"{self.url} asked for unsafe scrypt parameters n={n} r={r} p={p}")
+            params = challenge.get("scrypt")
+            n, r, p = (params.get(k) for k in "nrp") if isinstance(params, dict) else (None, None, None)
+            if problem := scrypt_cost_problem(n, r, p):
+                raise AuthenticationFailed(
+                    f"{self.url} asked for scrypt parameters n={_said(str(n), '?')} r={_said(str(r), '?')} "
+                    f"p={_said(str(p), '?')}; refused: {problem}")
             try:
                 salt = base64.b64decode(str(challenge.get("salt", "")), validate=True)
             except ValueError:
-                raise AuthenticationFailed(f"{self.url} sent a malformed salt") from None
-            return derive_password_key(self._password, salt, n, r, p), "password"
-        offered = ", ".join(str(s) for s in schemes) or "nothing"
+                salt = b""
+            if len(salt) < 8:
+                raise AuthenticationFailed(f"{self.url} sent a malformed salt (not base64 of 8 bytes or more)")
+            assert isinstance(n, int) and isinstance(r, int) and isinstance(p, int)
+            try:
+                return derive_password_key(self._password, salt, n, r, p), "password"
+            except (ValueError, MemoryError) as exc:  # what scrypt itself refuses, whatever the bounds above
+                raise AuthenticationFailed(f"{self.url} asked for scrypt settings that fail here: {exc}") from None
+        offered = ", ".join(_said(s, "?") for s in schemes) or "nothing"
         raise AuthenticationFailed(
             f"{self.url} wants {offered}; pass --token or --password (or set CLAWCORE_GATEWAY_TOKEN)"
         )
@@ -179,9 +202,11 @@ class GatewayClient:
         error = msg.get("error") if isinstance(msg.get("error"), dict) else {}
         assert isinstance(error, dict)
         if error.get("code") == "locked_out":
-            retry = float(error.get("retryAfter", 0) or 0)
-            raise LockedOut(f"{self.url}: {error.get('message', 'locked out')}", retry)
-        raise AuthenticationFailed(f"{self.url}: {error.get('message', 'authentication failed')}")
+            retry = error.get("retryAfter")
+            valid = isinstance(retry, (int, float)) and not isinstance(retry, bool) and math.isfinite(retry)
+            raise LockedOut(f"{self.url}: {_said(error.get('message'), 'locked out')}",
+                            max(0.0, float(retry)) if valid else 0.0)
+        raise AuthenticationFailed(f"{self.url}: {_said(error.get('message'), 'authentication failed')}")
 
     def call(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
         """Call a method and return its result.
@@ -193,14 +218,31 @@ class GatewayClient:
         assert self._ws is not None
         request_id = next(self._ids)
         try:
-            self._ws.send(json.dumps({"id": request_id, "method": method, "params": dict(params or {})}))
-        except ConnectionClosed as exc:
-            raise GatewayUnavailable(f"{self.url} closed the connection ({exc})") from None
-        reply = self._recv_json()
+            try:
+                self._ws.send(json.dumps({"id": request_id, "method": method, "params": dict(params or {})}))
+            except ConnectionClosed as exc:
+                raise GatewayUnavailable(f"{self.url} closed the connection ({exc})") from None
+            reply = self._reply_to(request_id)
+        except GatewayUnavailable:
+            # A late answer must never be read as the next call's: that call starts on a new connection.
+            self.close()
+            raise
         if "error" in reply:
             error = reply["error"] if isinstance(reply["error"], dict) else {}
-            raise GatewayCallError(str(error.get("code", "error")), str(error.get("message", "")))
+            # A tool's error may span lines; only what could drive a terminal is escaped.
+            raise GatewayCallError(_said(error.get("code"), "error"), printable(str(error.get("message", ""))))
         return reply.get("result")
+
+    def _reply_to(self, request_id: int) -> dict[str, Any]:
+        """The answer carrying ``request_id``; answers to anything else are skipped."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            reply = self._recv_json(timeout=max(0.0, deadline - time.monotonic()))
+            answered = reply.get("id")
+            if answered == request_id and not isinstance(answered, bool):
+                return reply
+            if answered is None and "error" in reply:  # the server could not read the request's id
+                return reply
 
     def close(self) -> None:
         if self._ws is not None:
