@@ -22,8 +22,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["CLEARTEXT_RULE", "ResponseTooLarge", "deadline_client", "endpoint_problem", "endpoint_properties",
-           "is_variable_name"]
+__all__ = ["CLEARTEXT_RULE", "deadline_client", "endpoint_problem", "endpoint_properties",
+           "is_variable_name", "too_large"]
 
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -100,8 +100,18 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-class ResponseTooLarge(Exception):
-    """A response body over the client's ``max_body_bytes``."""
+#: The start of the message of a body refused for its size (the SDK reports it as a connection error).
+_TOO_LARGE = "the response is larger than"
+
+
+def too_large(exc: BaseException) -> str | None:
+    """The one-line reason when ``exc`` (or what caused it) is a body refused for its size; else None."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if str(seen).startswith(_TOO_LARGE):
+            return str(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _http_library() -> Any:
@@ -120,7 +130,7 @@ def deadline_client(timeout_s: float, *, max_body_bytes: int | None = None) -> A
     Each request runs in a worker thread that the caller waits for at most ``timeout_s``; past
     it the caller gets the library's ``ReadTimeout`` (the SDK retries it like any timeout and
     reports it as ``APITimeoutError``), and the worker stops at the next piece of the body it
-    receives. A body too large raises ``RemoteProtocolError`` naming the limit. Redirects are
+    receives. A body too large raises ``RemoteProtocolError`` naming the limit (see :func:`too_large`). Redirects are
     followed and proxies from the environment used, as with the SDK's own client.
     """
     httpx = _http_library()
@@ -137,7 +147,7 @@ def deadline_client(timeout_s: float, *, max_body_bytes: int | None = None) -> A
                 size += len(chunk)
                 if self._limit is not None and size > self._limit:
                     raise httpx.RemoteProtocolError(
-                        f"the response is larger than {self._limit} bytes, more than an answer to this request can be")
+                        f"{_TOO_LARGE} {self._limit} bytes, more than an answer to this request can be")
                 yield chunk
 
         def close(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from pathlib import Path
@@ -256,3 +257,60 @@ def test_changing_dimensions_rebuilds_without_calling_the_index_corrupt(
             memory.close()
     assert sorted(p.name for p in index.parent.iterdir() if "corrupt" in p.name) == []
     assert report.cached == 1  # the 64-dimension vector came back from the cache
+
+
+def test_an_answer_that_is_not_json_is_unreadable_and_retried(openai_server: OpenAIServer) -> None:
+    openai_server.fail(body=b"<html>proxy login</html>", content_type="text/html", times=2, endpoint="embeddings")
+    openai_server.fail(body=b"[]", endpoint="embeddings")
+    with pytest.raises(ProviderUnavailable) as caught:
+        provider_for(openai_server, [], retries=1).embed(["a"])
+    message = str(caught.value)
+    assert "unreadable response" in message and openai_server.base_url in message and "after 2 attempts" in message
+    assert len(provider_for(openai_server, [], retries=1).embed(["a"])) == 1  # `[]`, then a real answer
+
+
+def test_more_vectors_than_texts_or_a_huge_body_are_refused(openai_server: OpenAIServer) -> None:
+    two = [{"object": "embedding", "index": i, "embedding": [0.5, 0.5]} for i in range(2)]
+    openai_server.fail(body=json.dumps({"object": "list", "data": two}).encode(), endpoint="embeddings")
+    with pytest.raises(ProviderUnavailable, match="2 vectors for 1 texts"):
+        provider_for(openai_server, [], retries=0).embed(["a"])
+    many = [{"object": "embedding", "index": i, "embedding": [0.5] * 4} for i in range(100_000)]
+    openai_server.fail(body=json.dumps({"object": "list", "data": many}).encode(), endpoint="embeddings")
+    with pytest.raises(ProviderUnavailable, match="unreadable response .the response is larger than"):
+        provider_for(openai_server, [], retries=0, batchSize=1, dimensions=4).embed(["a"])
+
+
+def test_an_error_body_is_one_line(openai_server: OpenAIServer) -> None:
+    body = json.dumps({"error": {"message": "bad\ninput\n\nsee docs", "type": "invalid_request_error"}}).encode()
+    openai_server.fail(400, body=body, endpoint="embeddings")
+    with pytest.raises(ProviderUnavailable) as caught:
+        provider_for(openai_server).embed(["a"])
+    assert "HTTP 400: " in str(caught.value) and "bad input see docs" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_timeout_bounds_a_dripping_answer(openai_server: OpenAIServer) -> None:
+    openai_server.fail(drip=0.2, endpoint="embeddings")  # 20 pieces: about 4 s, each read quick
+    started = time.monotonic()
+    with pytest.raises(ProviderUnavailable, match="no answer within 1s"):
+        provider_for(openai_server, [], retries=0, timeout="1s").embed(["a"])
+    assert time.monotonic() - started < 2
+
+
+@pytest.mark.parametrize(("settings", "expected"), [
+    ({"apiKeyEnv": "sk-proj-PASTEDKEY0123456789abcdefghij"}, "is not an environment variable name"),
+    ({"timeout": 0}, "is not a duration above 0"),
+    ({"baseUrl": "127.0.0.1:18080/v1"}, "is not an http:// or https:// URL"),
+    ({"baseUrl": "http://embed.lan:8080/v1"}, "plain http:// to a host other than loopback"),
+])
+def test_bad_endpoint_settings_fail_config_check(plugin_manager: Any, register_plugin: Any, tmp_path: Path,
+                                                 settings: dict[str, Any], expected: str) -> None:
+    from clawcore.errors import ConfigError
+
+    register_plugin(clawcore_embeddings_openai, "embeddings_openai")
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path, data={"memory": {"embeddings": {"openai": settings}}}, pm=plugin_manager)
+    [problem] = caught.value.problems
+    assert expected in problem and "PASTEDKEY" not in problem
+    with pytest.raises(ProviderUnavailable) as refused:  # and where settings skip the config
+        OpenAIEmbeddingSettings.from_mapping({"baseUrl": "http://127.0.0.1:9/v1", **settings})
+    assert "PASTEDKEY" not in str(refused.value)

@@ -13,6 +13,9 @@ from typing import Any
 
 import openai
 from clawcore import ProviderUnavailable
+from clawcore.http_api import deadline_client, too_large
+from clawcore.security.secrets import redact
+from openai.types import CreateEmbeddingResponse
 
 from clawcore_embeddings_openai.batching import batches, truncate
 from clawcore_embeddings_openai.settings import KNOWN_DIMS, OpenAIEmbeddingSettings
@@ -21,6 +24,10 @@ __all__ = ["OpenAIEmbeddingProvider", "create_provider", "retry_after_seconds"]
 
 #: Sent when a custom ``baseUrl`` needs no key (Ollama, vLLM, LM Studio on loopback).
 _NO_KEY = "no-key-configured"
+#: The largest ``dimensions`` the schema allows: the size bound for a model whose size is not known yet.
+_MAX_DIMS = 8192
+#: Generous room for one number of a vector in JSON (``-0.012345678901234567,``) plus its share of the framing.
+_BYTES_PER_NUMBER = 48
 
 
 class _Transient(Exception):
@@ -83,11 +90,16 @@ class OpenAIEmbeddingProvider:
         self.requests = 0
         self._sleep = sleep
         self._lock = threading.Lock()
+        # A full batch of the largest vectors, as JSON text, with room to spare: a larger body
+        # cannot be an answer to a request of ours, and is refused while it arrives.
+        most = settings.batch_size * (settings.dimensions or KNOWN_DIMS.get(settings.model, _MAX_DIMS))
         self._client = openai.OpenAI(
             api_key=settings.api_key or _NO_KEY,
             base_url=self.base_url,
             timeout=settings.timeout_s,
             max_retries=0,  # retries are ours: bounded waits, Retry-After honoured, counted
+            # The whole request, body included, within the timeout: the SDK's own timeout is per read.
+            http_client=deadline_client(settings.timeout_s, max_body_bytes=most * _BYTES_PER_NUMBER + 2**20),
         )
 
     def __repr__(self) -> str:
@@ -152,18 +164,24 @@ class OpenAIEmbeddingProvider:
             if exc.status_code >= 500 or exc.status_code in (408, 409):
                 raise _Transient(f"HTTP {exc.status_code}", retry_after_seconds(exc.response.headers)) from None
             raise ProviderUnavailable(
-                f"openai embeddings at {self.base_url}: HTTP {exc.status_code}: {self._clean(exc.message)}"
+                f"openai embeddings at {self.base_url}: HTTP {exc.status_code}: {self._clean(exc.message)[:300]}"
             ) from None
         except openai.APITimeoutError:
             raise _Transient(f"no answer within {self.settings.timeout_s:g}s") from None
-        except openai.APIConnectionError:
-            raise _Transient("cannot connect") from None
-        except (openai.APIResponseValidationError, ValueError) as exc:
+        except openai.APIConnectionError as exc:
+            oversize = too_large(exc)
+            raise _Transient(f"unreadable response ({oversize})" if oversize else "cannot connect") from None
+        except (openai.APIResponseValidationError, ValueError, RecursionError) as exc:
             raise _Transient(f"unreadable response ({type(exc).__name__})") from None
-        data = sorted(response.data or [], key=lambda item: item.index)
+        data = response.data if isinstance(response, CreateEmbeddingResponse) else None
+        if not isinstance(data, list):
+            raise _Transient("unreadable response (not a list of embeddings)")
         if len(data) != len(inputs):
             raise _Transient(f"{len(data)} vectors for {len(inputs)} texts")
-        vectors = [_unit(item.embedding) for item in data]
+        indexes = [getattr(item, "index", None) for item in data]
+        if sorted(i for i in indexes if isinstance(i, int) and not isinstance(i, bool)) != list(range(len(inputs))):
+            raise _Transient("unreadable response (the embeddings are not numbered 0 to n-1)")
+        vectors = [_unit(item.embedding) for item in sorted(data, key=lambda item: item.index)]
         sizes = {len(v) for v in vectors}
         if not self.dims and len(sizes) == 1:
             self.dims = sizes.pop()
@@ -178,8 +196,9 @@ class OpenAIEmbeddingProvider:
         raise ProviderUnavailable(self.failure)
 
     def _clean(self, text: str) -> str:
+        """``text`` fit for a message: one line, the key and anything that looks like a credential masked."""
         key = self.settings.api_key
-        return text.replace(key, "***") if key else text
+        return redact(" ".join((text.replace(key, "***") if key else text).split()))
 
     def probe(self) -> None:
         """Embed one short text: learns the dimension, surfaces a bad key or model now."""

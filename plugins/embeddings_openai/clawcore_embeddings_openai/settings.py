@@ -9,6 +9,7 @@ from typing import Any
 
 from clawcore import ProviderUnavailable
 from clawcore.config import parse_duration
+from clawcore.http_api import CLEARTEXT_RULE, endpoint_problem, endpoint_properties
 
 __all__ = ["KNOWN_DIMS", "SCHEMA", "OpenAIEmbeddingSettings"]
 
@@ -23,15 +24,14 @@ SCHEMA: Mapping[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "description": "OpenAI (or OpenAI-compatible) embeddings for memory search.",
+    "allOf": [CLEARTEXT_RULE],
     "properties": {
         "model": {"type": "string", "minLength": 1, "default": "text-embedding-3-small"},
         "dimensions": {"type": ["integer", "null"], "minimum": 1, "maximum": 8192, "default": None,
                        "description": "Shorter vectors (text-embedding-3-*); null keeps the model's own."},
-        "baseUrl": {"type": ["string", "null"], "default": None,
-                    "description": "API root of an OpenAI-compatible server; null is OpenAI."},
         "apiKey": {"type": ["string", "null"], "default": None,
                    "description": "Prefer apiKeyEnv: a key in the file is a key on disk."},
-        "apiKeyEnv": {"type": "string", "minLength": 1, "default": "OPENAI_API_KEY"},
+        **endpoint_properties("memory.embeddings.openai", "30s"),
         "batchSize": {"type": "integer", "minimum": 1, "maximum": 2048, "default": 128,
                       "description": "Texts per request at most."},
         "batchTokens": {"type": "integer", "minimum": 1, "default": 100000,
@@ -44,7 +44,6 @@ SCHEMA: Mapping[str, Any] = {
                     "description": "First retry delay; doubles each retry."},
         "maxBackoff": {"type": ["string", "number"], "format": "duration", "default": "20s",
                        "description": "Longest wait between retries, Retry-After included."},
-        "timeout": {"type": ["string", "number"], "format": "duration", "default": "30s"},
         "probe": {"type": "boolean", "default": True,
                   "description": "Embed one short text when the provider starts, so a bad key, an unknown "
                                  "model or an unreachable server falls back at once."},
@@ -86,6 +85,9 @@ class OpenAIEmbeddingSettings:
         unknown = sorted(set(section) - set(defaults))
         if unknown:
             raise ProviderUnavailable(f"memory.embeddings.openai: unknown key(s) {', '.join(unknown)}")
+        problem = endpoint_problem("memory.embeddings.openai", merged)
+        if problem:
+            raise ProviderUnavailable(problem)
         environ = os.environ if environ is None else environ
         key = merged.get("apiKey") or environ.get(str(merged["apiKeyEnv"])) or None
         if key is None and not merged.get("baseUrl"):
@@ -94,7 +96,7 @@ class OpenAIEmbeddingSettings:
                 "or memory.embeddings.openai.baseUrl for a local OpenAI-compatible server"
             )
         try:
-            return cls(
+            settings = cls(
                 model=str(merged["model"]),
                 dimensions=int(merged["dimensions"]) if merged.get("dimensions") else None,
                 base_url=str(merged["baseUrl"]) if merged.get("baseUrl") else None,
@@ -112,3 +114,6 @@ class OpenAIEmbeddingSettings:
             )
         except (TypeError, ValueError) as exc:
             raise ProviderUnavailable(f"memory.embeddings.openai: {exc}") from None
+        if settings.timeout_s <= 0:
+            raise ProviderUnavailable(f"memory.embeddings.openai.timeout must be above 0, got {merged['timeout']!r}")
+        return settings

@@ -10,7 +10,7 @@ from typing import Any
 import openai
 from clawcore import Message, ModelReply, ProviderUnavailable, Tool, ToolCall
 from clawcore.config import parse_duration
-from clawcore.http_api import deadline_client, endpoint_problem
+from clawcore.http_api import deadline_client, endpoint_problem, too_large
 from clawcore.security.secrets import redact
 from clawcore.types import UNREADABLE_ARGUMENTS
 from openai.types.chat import ChatCompletion, ChatCompletionMessage
@@ -104,6 +104,9 @@ class OpenAIChatModel:
                 f"model {self.model!r} at {self.base_url} did not answer in time; "
                 "raise models.openai.timeout or check the server") from None
         except openai.APIConnectionError as exc:
+            oversize = too_large(exc)
+            if oversize:
+                raise ProviderUnavailable(self._unreadable(oversize)) from None
             raise ProviderUnavailable(self._describe(exc, "cannot connect")) from None
         except (openai.OpenAIError, ValueError, RecursionError) as exc:
             raise ProviderUnavailable(self._describe(exc, "bad response")) from None
