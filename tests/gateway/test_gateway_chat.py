@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -67,3 +68,26 @@ def test_chat_send_without_a_model_is_unavailable(runtime: Runtime) -> None:
             client.call("chat.send", {"message": "hello"})
         assert info.value.code == "unavailable"
         assert client.call("ping") == {"pong": True}
+
+
+def test_text_with_a_lone_surrogate_is_a_turn_not_an_internal_error(
+    chat_runtime: Runtime, openai_server: Any, capsys: Any
+) -> None:
+    from clawcore.cli import main
+    from clawcore.sessions import SessionStore
+    from clawcore.testing.openai_server import text_reply
+
+    openai_server.script(text_reply("Hi."), text_reply("odd \ud800 \x1b[2J reply"))
+    server = GatewayServer(chat_runtime, GatewaySettings(host="127.0.0.1", port=0, token=TOKEN))
+    with server.running():
+        with GatewayClient(server.url, token=TOKEN) as client:
+            reply = client.call("chat.send", {"message": "hello \ud800"})
+        assert reply["text"] == "Hi."
+        assert openai_server.requests_to("chat/completions")[0].body["messages"][-1]["content"] == "hello \ufffd"
+        entries = SessionStore(chat_runtime.home).read(reply["session"]).entries
+        assert [e["content"] for e in entries if e["type"] == "message"] == ["hello \ufffd", "Hi."]
+        code = main(["--home", str(chat_runtime.home), "gateway", "call", "chat.send", "--url", server.url,
+                     "--token", TOKEN, "--params", json.dumps({"message": "again"})])
+    out = capsys.readouterr().out
+    assert code == 0 and json.loads(out)["text"] == "odd \ufffd \x1b[2J reply"  # printed as \u001b: inert
+    assert "\x1b" not in out

@@ -165,3 +165,33 @@ def test_a_turn_cut_off_mid_tool_call_resumes_with_every_call_answered(tmp_path:
         ("user", None, "what happened?")]
     read = store.read(session_id)
     assert len(read.entries) == 8 and read.skipped == 2  # header + seven intact lines as written; two damaged
+
+
+@pytest.mark.parametrize("bad", ["abc\n", "abc\nx", "abc\r", " abc", "abc "])
+def test_an_id_with_a_line_break_or_space_is_refused(tmp_path: Path, bad: str) -> None:
+    with pytest.raises(InvalidSessionId, match="invalid session id"):
+        SessionStore(tmp_path).path(bad)
+
+
+def test_a_line_nested_too_deeply_is_damaged_not_fatal(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    session_id, transcript = store.create("s1")
+    with transcript.path.open("a") as handle:
+        handle.write("[" * 200_000 + "\n" + '{"type":"message","role":"user","content":' + "[" * 200_000 + "\n")
+    transcript.append(message_to_entry(Message("user", "still here"), 1))
+    read = store.read(session_id)
+    assert read.skipped == 2 and read.entries[-1]["content"] == "still here"
+    assert SessionHistory.from_entries(read.entries).visible_messages == 1
+    [info] = store.list()
+    assert info.skipped_lines == 2
+
+
+def test_text_no_utf8_file_can_hold_is_stored_as_replacement_characters(tmp_path: Path) -> None:
+    """A lone surrogate (a "\\ud800" escape, input that was not UTF-8) costs its character, not the entry."""
+    store = SessionStore(tmp_path)
+    session_id, transcript = store.create("s1")
+    transcript.append(message_to_entry(Message("user", "hello \ud800 \udce9 \ud83d\ude00"), 1,
+                                       metadata={"\udfff": ["x\ud800"]}))
+    [_, entry] = store.read(session_id).entries
+    assert entry["content"] == "hello \ufffd \ufffd \U0001f600" and entry["metadata"] == {"\ufffd": ["x\ufffd"]}
+    assert store.read(session_id).skipped == 0

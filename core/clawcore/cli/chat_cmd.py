@@ -7,12 +7,15 @@ no). ``/exit`` or end of input leaves; the transcript stays in
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 
 import click
 
 from clawcore.cli.state import CliState
 from clawcore.errors import ClawcoreError
+from clawcore.text import printable, well_formed
 from clawcore.types import Decision, ToolCall
 
 __all__ = ["command"]
@@ -24,7 +27,7 @@ def ask(call: ToolCall, decision: Decision) -> bool:
     if len(arguments) > 400:
         arguments = arguments[:400] + "…"
     reasons = "; ".join(decision.reasons) or "policy asks for confirmation"
-    click.echo(f"  ? {call.name} {arguments}\n    ({reasons})", err=True)
+    click.echo(printable(f"  ? {call.name} {arguments}\n    ({reasons})"), err=True)
     return click.confirm("    allow?", default=False, err=True)
 
 
@@ -37,6 +40,9 @@ def command(state: CliState, session_id: str | None) -> None:
         from clawcore.sessions import SessionStore
 
         SessionStore(state.home).open(session_id)  # --session resumes: an unknown id is an error, not a new one
+    # Bytes that are not UTF-8 are typed text too: kept, as U+FFFD, whatever the locale's strictness.
+    with contextlib.suppress(AttributeError, ValueError):
+        sys.stdin.reconfigure(errors="replace")  # type: ignore[union-attr]
     runtime = state.runtime(confirm=ask)
     session = runtime.session(session_id)
     click.echo(f"session {session.id}{' (resumed)' if session.resumed else ''} — /exit to leave", err=True)
@@ -46,7 +52,7 @@ def command(state: CliState, session_id: str | None) -> None:
                 text = click.prompt("you", prompt_suffix="> ", default="", show_default=False, err=True)
             except (EOFError, click.exceptions.Abort):
                 break
-            text = text.strip()
+            text = well_formed(text.strip())  # input that was not UTF-8 is kept, its bad bytes as U+FFFD
             if not text:
                 continue
             if text in ("/exit", "/quit"):
@@ -56,7 +62,7 @@ def command(state: CliState, session_id: str | None) -> None:
             except ClawcoreError as exc:  # the model is down: say so, keep the session open
                 click.echo(f"error: {exc}", err=True)
                 continue
-            click.echo(reply.text)
+            click.echo(printable(reply.text))  # a prompt-injected model must not drive the terminal
     finally:
         session.close()
         runtime.close()

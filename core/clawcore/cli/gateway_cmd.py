@@ -14,6 +14,7 @@ import click
 from clawcore.cli.state import CliState
 from clawcore.config import load_config
 from clawcore.errors import ClawcoreError
+from clawcore.text import printable
 
 __all__ = ["command"]
 
@@ -115,4 +116,6 @@ def call(
         url = f"ws://[{host}]:{settings.port}" if ":" in host else f"ws://{host}:{settings.port}"
     with GatewayClient(url, token=token, password=password, timeout=timeout) as client:
         result = client.call(method, params)
-    click.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+    # The answer is the server's text: nothing in it may drive the terminal, and a lone surrogate
+    # ("\ud800", which no terminal encoding takes) is shown as U+FFFD.
+    click.echo(printable(json.dumps(result, indent=2, ensure_ascii=False, default=str)))

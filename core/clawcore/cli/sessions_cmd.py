@@ -12,6 +12,7 @@ import click
 
 from clawcore.cli.state import CliState
 from clawcore.sessions import SessionStore
+from clawcore.text import printable
 
 __all__ = ["command"]
 
@@ -32,7 +33,7 @@ def list_sessions(state: CliState, as_json: bool) -> None:
     """Every session, most recently active first."""
     infos = SessionStore(state.home).list()
     if as_json:
-        click.echo(json.dumps([{**dataclasses.asdict(i), "path": str(i.path)} for i in infos], indent=2))
+        click.echo(printable(json.dumps([{**dataclasses.asdict(i), "path": str(i.path)} for i in infos], indent=2)))
         return
     if not infos:
         click.echo(f"no sessions in {state.home / 'sessions'}; start one with `clawcore chat`")
@@ -61,17 +62,21 @@ def list_sessions(state: CliState, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the raw JSONL entries.")
 @click.pass_obj
 def show_session(state: CliState, session_id: str, as_json: bool) -> None:
-    """The whole transcript of SESSION_ID: messages, tool calls, flushes and compactions."""
+    """The whole transcript of SESSION_ID: messages, tool calls, flushes and compactions.
+
+    Transcripts hold untrusted text (tool results, model replies): control characters other than
+    newline and tab are shown as escapes (\\u001b), so none can drive the terminal.
+    """
     store = SessionStore(state.home)
     read = store.read(session_id)
     if as_json:
         for entry in read.entries:
-            click.echo(json.dumps(entry, ensure_ascii=False))
+            click.echo(printable(json.dumps(entry, ensure_ascii=False)))
         return
     for entry in read.entries:
-        click.echo(_render(entry))
+        click.echo(printable(_render(entry)))
     for problem in read.problems:
-        click.echo(f"warning: {problem}", err=True)
+        click.echo(f"warning: {printable(problem)}", err=True)
 
 
 def _render(entry: Mapping[str, Any]) -> str:

@@ -106,6 +106,7 @@ def _audit_tail(runtime: Runtime, params: Mapping[str, Any], context: HookContex
 def _chat_send(runtime: Runtime, params: Mapping[str, Any], context: HookContext) -> Any:
     from clawcore.errors import ClawcoreError
     from clawcore.sessions import InvalidSessionId, SessionStore
+    from clawcore.text import well_formed
 
     session_id = params.get("session")
     if not isinstance(params.get("message"), str) or not params["message"].strip():
@@ -115,7 +116,8 @@ def _chat_send(runtime: Runtime, params: Mapping[str, Any], context: HookContext
             # A client that names a session means to continue it: a mistyped id must not start afresh.
             raise GatewayCallError("bad_params", f"no session {session_id!r}; leave `session` out to start one")
         with runtime.session(session_id, channel="gateway") as session:
-            reply = session.send(params["message"])
+            # The model and the transcript get the same text: a lone surrogate ("\ud800") becomes U+FFFD.
+            reply = session.send(well_formed(params["message"]))
     except InvalidSessionId as exc:
         raise GatewayCallError("bad_params", str(exc)) from None
     except GatewayCallError:

@@ -19,7 +19,7 @@ from clawcore.sessions.transcript import Transcript, TranscriptRead
 
 __all__ = ["InvalidSessionId", "SessionInUse", "SessionInfo", "SessionNotFound", "SessionStore"]
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # whole ids only: fullmatch (`$` allows a final \n)
 
 
 class SessionNotFound(ClawcoreError):
@@ -72,7 +72,7 @@ class SessionStore:
 
         :raises InvalidSessionId: the id has characters that could escape the folder.
         """
-        if not isinstance(session_id, str) or not _ID.match(session_id) or ".." in session_id:
+        if not isinstance(session_id, str) or not _ID.fullmatch(session_id) or ".." in session_id:
             raise InvalidSessionId(
                 f"invalid session id {session_id!r}: use letters, digits, '.', '_' and '-' (at most 128)"
             )
@@ -155,7 +155,7 @@ class SessionStore:
         infos = []
         for path in self.root.glob("*.jsonl"):
             session_id = path.stem
-            if not _ID.match(session_id) or path.is_symlink() or not path.is_file():
+            if not _ID.fullmatch(session_id) or path.is_symlink() or not path.is_file():
                 continue  # a link or a folder is no transcript this folder holds
             infos.append(_summarise(session_id, path, Transcript(path).read()))
         return sorted(infos, key=lambda info: (info.last_activity, info.id), reverse=True)

@@ -20,6 +20,7 @@ from typing import Any
 
 from clawcore.errors import ClawcoreError
 from clawcore.folders import make_folder
+from clawcore.text import well_formed
 from clawcore.types import Message, ToolCall
 
 __all__ = ["Transcript", "TranscriptRead", "message_from_entry", "message_to_entry"]
@@ -55,7 +56,9 @@ class Transcript:
         record = dict(entry)
         record.setdefault("ts", round(time.time(), 3))
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
-        data = line.encode("utf-8")
+        # Text no UTF-8 file can hold (a lone surrogate: a "\ud800" escape, input that was not UTF-8)
+        # is stored as U+FFFD; json.dumps leaves such characters only inside strings.
+        data = well_formed(line).encode("utf-8")
         if not self._checked_tail:
             # A torn line from a crash must not swallow the next entry.
             if self._ends_without_newline():
@@ -104,7 +107,7 @@ class Transcript:
                 continue
             try:
                 value = json.loads(raw.decode("utf-8", errors="replace"), parse_constant=_no_constant)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
                 value = None
             if isinstance(value, dict) and _intact(value):
                 entries.append(value)
