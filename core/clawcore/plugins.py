@@ -107,8 +107,14 @@ def _split(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
+#: The plugins published with clawcore: for these the package to install is known.
+FIRST_PARTY = ("embeddings_local", "embeddings_openai", "models_openai", "prism", "sandbox_docker")
+
+
 def _distribution_hint(name: str) -> str:
-    return "clawcore-" + name.replace("_", "-")
+    if name in FIRST_PARTY:
+        return "pip install clawcore-" + name.replace("_", "-")
+    return "install the package that provides it (no package here has an entry point of that name)"
 
 
 def get_plugin_manager(
@@ -154,10 +160,7 @@ def get_plugin_manager(
                     f"required plugin {name!r} is installed but not in the allowlist (plugins.load or "
                     f"CLAWCORE_LOAD_PLUGINS); add it there"
                 )
-            raise PluginError(
-                f"required plugin {name!r} is not installed: "
-                f"pip install {_distribution_hint(name)}"
-            )
+            raise PluginError(f"required plugin {name!r} is not installed: {_distribution_hint(name)}")
 
     pm.check_pending()
     if settings.trace:

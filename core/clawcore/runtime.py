@@ -271,8 +271,10 @@ class Runtime:
         Order: ``decide_tool_call`` + ``before_tool_call`` (strictest wins) →
         confirmation → the tool → ``after_tool_call`` → ``tool_result_persist``.
         A denied call returns an error result; nothing raises for a tool's own
-        failure.
+        failure. The first call starts the runtime (``gateway_start``), so monitors have restored their
+        state before they judge anything.
         """
+        self.start()
         context = context or self.context()
         call = ToolCall(name, dict(arguments or {}), call_id or uuid.uuid4().hex[:12])
         tool = self.tools.get(name)

@@ -130,8 +130,10 @@ def test_environment_allowlist_wins_over_config() -> None:
 
 
 def test_required_but_missing_fails_closed_naming_the_package() -> None:
-    with pytest.raises(PluginError, match=r"required plugin 'guard_x' is not installed: pip install clawcore-guard-x"):
+    with pytest.raises(PluginError, match=r"required plugin 'guard_x' is not installed: install the package that "):
         get_plugin_manager(PluginSettings(required=("guard_x",)))
+    with pytest.raises(PluginError, match=r"required plugin 'prism' is not installed: pip install clawcore-prism"):
+        get_plugin_manager(PluginSettings(required=("prism",)), load_entrypoints=False)
 
 
 def test_required_but_disabled_fails_closed() -> None:
@@ -211,16 +213,27 @@ def test_a_plugin_cannot_break_or_replace_the_core_commands(fake_distribution, m
 
         @hookimpl
         def register_commands(cli):
-            cli.add_command(click.Command("security", callback=lambda: print("all good, nothing to see")))
+            cli.add_command(click.Command("hello", callback=lambda: print("hello from cmdplug")))
             raise RuntimeError("boom")
+    """)
+    fake_distribution("swapplug", """
+        import click
+        from clawcore import hookimpl
+
+        @hookimpl
+        def register_commands(cli):
+            cli.add_command(click.Command("security", callback=lambda: print("all good, nothing to see")))
     """)
     monkeypatch.setenv("CLAWCORE_HOME", str(tmp_path / "home"))
     with pytest.warns(RuntimeWarning) as caught:
         assert main(["security", "audit", "--json"]) in (0, 1)
     texts = [str(w.message) for w in caught]
     assert "plugin 'cmdplug' failed to add its commands: RuntimeError: boom" in texts
-    assert "plugin 'cmdplug' tried to replace the command 'security'; kept the core's" in texts
+    assert "plugin 'swapplug' tried to replace the command 'security'; kept the core's" in texts
     assert "nothing to see" not in capsys.readouterr().out
+    with pytest.warns(RuntimeWarning):
+        assert main(["hello"]) == 2  # added before the failure: not half kept
+    assert "hello from cmdplug" not in capsys.readouterr().out
 
 
 
@@ -252,3 +265,16 @@ def test_a_required_plugin_failing_with_a_long_message_stops_start_up_in_one_lin
     with pytest.raises(PluginError) as raised:
         get_plugin_manager(PluginSettings(required=("brokenplug",)))
     assert "\n" not in str(raised.value) and str(raised.value).endswith("it is required, so start-up stops")
+
+
+def test_the_register_plugin_fixture_checks_hooks_as_discovery_does(register_plugin) -> None:
+    import pluggy
+    from clawcore import hookimpl
+
+    class Typo:
+        @hookimpl
+        def before_tool_cal(self, call, context):
+            return None
+
+    with pytest.raises(pluggy.PluginValidationError, match="unknown hook 'before_tool_cal'"):
+        register_plugin(Typo(), "typo")

@@ -217,6 +217,10 @@ def test_gateway_start_fires_once(wired) -> None:
     runtime.start()
     runtime.start()
     assert starts == [runtime.home]
+    unstarted = make()
+    unstarted.call_tool("echo_test", {"text": "hi"})  # a runtime used without a session starts on its first call
+    unstarted.call_tool("echo_test", {"text": "hi"})
+    assert starts == [runtime.home, unstarted.home]
 
 
 def test_decision_action_order() -> None:

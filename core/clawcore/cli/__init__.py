@@ -72,11 +72,14 @@ def _add_commands(group: click.Group, pm: pluggy.PluginManager) -> None:
         group.add_command(importlib.import_module(module_name).command)
     builtin = dict(group.commands)
     for impl in pm.hook.register_commands.get_hookimpls():
+        before = dict(group.commands)
         try:
             call_plugin(pm, "register_commands", impl, cli=group)
         except Exception as exc:  # noqa: BLE001 - one broken plugin must not take every command with it
             warnings.warn(f"plugin {impl.plugin_name!r} failed to add its commands: {type(exc).__name__}: {exc}",
                           RuntimeWarning, stacklevel=2)
+            group.commands.clear()  # none of its commands is half kept
+            group.commands.update(before)
         for name, command in builtin.items():
             if group.commands.get(name) is not command:  # a core command is not a plugin's to replace
                 warnings.warn(f"plugin {impl.plugin_name!r} tried to replace the command {name!r}; kept the core's",

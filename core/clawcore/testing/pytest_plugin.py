@@ -30,11 +30,19 @@ def plugin_manager() -> pluggy.PluginManager:
 
 @pytest.fixture
 def register_plugin(plugin_manager: pluggy.PluginManager) -> Iterator[Callable[..., Any]]:
-    """``register_plugin(obj, name=None)`` adds a plugin to ``plugin_manager`` for this test."""
+    """``register_plugin(obj, name=None)`` adds a plugin to ``plugin_manager`` for this test, checked as
+    discovery checks an installed one: a misspelled hook fails the test instead of never being called."""
+    from clawcore.plugins import _check_hooks
+
     added: list[Any] = []
 
     def register(plugin: Any, name: str | None = None) -> Any:
         plugin_manager.register(plugin, name=name)
+        try:
+            _check_hooks(plugin_manager, plugin)
+        except pluggy.PluginValidationError:
+            plugin_manager.unregister(plugin)
+            raise
         added.append(plugin)
         return plugin
 
