@@ -314,3 +314,34 @@ def test_bad_endpoint_settings_fail_config_check(plugin_manager: Any, register_p
     with pytest.raises(ProviderUnavailable) as refused:  # and where settings skip the config
         OpenAIEmbeddingSettings.from_mapping({"baseUrl": "http://127.0.0.1:9/v1", **settings})
     assert "PASTEDKEY" not in str(refused.value)
+
+
+def test_an_outage_at_start_answers_by_keyword_and_keeps_the_vectors(
+        openai_server: OpenAIServer, plugin_manager: Any, register_plugin: Any, clawcore_home: Path) -> None:
+    register_plugin(clawcore_embeddings_openai, "embeddings_openai")
+    workspace = clawcore_home / "workspace"
+    (workspace / "MEMORY.md").write_text("# Memory\n\nWe decided to migrate the database to Postgres.\n")
+    index = clawcore_home / "index" / "memory.sqlite"
+    config = {"memory": {"embeddings": {"provider": "openai", "openai": settings_for(openai_server, retries=0)}}}
+
+    def opened() -> Any:
+        return open_memory(workspace, config, plugin_manager=plugin_manager, index_path=index)
+
+    with opened() as memory:
+        memory.sync()
+    openai_server.fail(503, times=1, endpoint="embeddings")  # the probe of the next start fails
+    with opened() as memory:
+        assert memory.provider is None and not memory.status()["pendingRebuild"]
+        response = memory.search("database migration")
+        assert response.mode == "fts-only" and "HTTP 503" in response.reason
+        assert response.results[0].path == "MEMORY.md"
+        (workspace / "memory" / "2026-03-14.md").write_text("- the kayak trip is in June\n")
+        report = memory.sync()  # an explicit write during the outage: keyword now, vectors later
+        assert not report.rebuilt and memory.status()["vectors"] == "partial"
+    with opened() as memory:  # the provider is back: no rebuild, the new chunk gets its vector
+        report = memory.sync()
+        assert not report.rebuilt and (report.embedded, memory.status()["vectors"]) == (1, "complete")
+        assert memory.search("kayak trip").mode == "hybrid"
+    texts = [t for r in openai_server.requests_to("embeddings") if r.status == 200 for t in r.body["input"]]
+    chunks = [t for t in texts if t not in ("probe", "database migration", "kayak trip")]
+    assert len(chunks) == 2  # each chunk embedded once: nothing was rebuilt or embedded again

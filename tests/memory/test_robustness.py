@@ -480,3 +480,28 @@ def test_a_plugin_that_fails_to_offer_its_provider_is_said_and_search_still_answ
                              plugin_manager=plugin_manager, index_path=tmp_path / "idx" / "memory.sqlite")
     assert memory.search("kayak").results
     memory.close()
+
+
+class _KeyQuotingPlugin:
+    """A provider whose start-up failure quotes a key, as one reading a key pasted into apiKeyEnv would."""
+
+    KEY = "sk-proj-" + "Q7wE9rT2yU4iO6pA8sD0fG1hJ3kL5zX7cV9bN2mQ4wE6rT8y"
+
+    @hookimpl
+    def register_embedding_providers(self, register: Callable[..., None]) -> None:
+        def start(settings: object, home: Path) -> HashEmbeddingProvider:
+            from clawcore import ProviderUnavailable
+
+            raise ProviderUnavailable(f"no API key: set {self.KEY} (or memory.embeddings.quoting.apiKey)")
+
+        register("quoting", start)
+
+
+def test_a_key_in_a_provider_message_is_never_shown(workspace: Path, tmp_path: Path, plugin_manager,
+                                                    register_plugin, caplog: pytest.LogCaptureFixture) -> None:
+    register_plugin(_KeyQuotingPlugin(), name="quoting")
+    memory = open_memory(workspace, {"memory": {"embeddings": {"provider": "quoting"}}},
+                         plugin_manager=plugin_manager, index_path=tmp_path / "index" / "memory.sqlite")
+    with memory:
+        shown = json.dumps([memory.status(), memory.search("database").to_dict(), memory.sync().warnings])
+    assert "no API key: set sk-proj-" in shown and _KeyQuotingPlugin.KEY not in shown + caplog.text

@@ -12,6 +12,7 @@ import click
 from clawcore.cli.params import FiniteRange
 from clawcore.cli.state import CliState
 from clawcore.memory.results import SyncReport
+from clawcore.security.secrets import redact, redact_data
 
 if TYPE_CHECKING:
     from clawcore.memory import Memory
@@ -35,7 +36,7 @@ def _print_report(report: SyncReport) -> None:
         + f"; {'provider ' + report.provider if report.provider else 'keyword search only (no embedding provider)'}"
     )
     for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(redact(f"warning: {warning}"), err=True)
 
 
 @command.command("index")
@@ -91,10 +92,10 @@ def search(state: CliState, query: str, k: int | None, min_score: float | None, 
     if not response.results:
         click.echo("no results")
     if response.reason and response.mode == "fts-only":
-        click.echo(f"note: {response.reason}", err=True)
+        click.echo(redact(f"note: {response.reason}"), err=True)
     for warning in response.warnings:
         if warning != response.reason:
-            click.echo(f"warning: {warning}", err=True)
+            click.echo(redact(f"warning: {warning}"), err=True)
 
 
 @command.command("get")
@@ -112,7 +113,8 @@ def get(state: CliState, path: str, from_line: int, lines: int | None) -> None:
 @click.pass_obj
 def status(state: CliState, as_json: bool) -> None:
     """Show what the index holds and how search runs."""
-    info: dict[str, Any] = state.runtime().memory.status()
+    # Provider messages (reasons, warnings) are printed redacted: one may quote a misplaced key.
+    info: dict[str, Any] = redact_data(state.runtime().memory.status())
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clawcore.security.secrets import redact
 from clawcore.types import EmbeddingProvider, ProviderUnavailable
 
 __all__ = ["AUTO_CHAIN", "ProviderChoice", "choose_provider", "provider_chain"]
@@ -69,7 +70,8 @@ def choose_provider(
     """Walk the chain and return the first provider that can be created.
 
     A factory that raises :class:`ProviderUnavailable` (or anything else: a
-    broken optional plugin must not break memory) is skipped with its reason.
+    broken optional plugin must not break memory) is skipped with its reason,
+    redacted: it reaches status output, warnings and the model's tool results.
     """
     explicit = str(settings.get("provider", "auto") or "auto") not in ("auto", "none")
     skipped: list[str] = []
@@ -83,10 +85,10 @@ def choose_provider(
         try:
             provider = factory(section if isinstance(section, Mapping) else {}, home)
         except ProviderUnavailable as exc:
-            skipped.append(f"{name}: {exc}")
+            skipped.append(redact(f"{name}: {exc}"))
             continue
         except Exception as exc:  # noqa: BLE001 - a broken optional provider falls back, it does not crash memory
-            skipped.append(f"{name}: failed to start ({type(exc).__name__}: {exc})")
+            skipped.append(redact(f"{name}: failed to start ({type(exc).__name__}: {exc})"))
             continue
         return ProviderChoice(provider, tuple(skipped), degraded=explicit and bool(skipped))
     return ProviderChoice(None, tuple(skipped), degraded=explicit)

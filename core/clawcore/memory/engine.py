@@ -33,6 +33,7 @@ from clawcore.memory.results import SearchResponse, SearchResult, SyncReport
 from clawcore.memory.settings import MemorySettings
 from clawcore.memory.sources import MemoryFile, discover, extra_path, listing, resolve_memory_path
 from clawcore.memory.store import DATABASE_ERRORS, SCHEMA_VERSION, Store, connect, pack, unpack
+from clawcore.security.secrets import redact
 from clawcore.types import EmbeddingProvider
 
 __all__ = ["Memory", "Progress"]
@@ -44,6 +45,8 @@ Progress = Callable[[int, int], None]
 
 #: Meta keys whose change means the whole index must be rebuilt.
 IDENTITY = ("schema", "fts", "provider", "model", "dims", "chunkTokens", "chunkOverlap")
+#: The part of it keyword search depends on: all that must match while no provider can start.
+KEYWORD_IDENTITY = ("schema", "fts", "chunkTokens", "chunkOverlap")
 #: Index files up to this size get SQLite's integrity check when opened.
 _CHECK_ON_OPEN_BYTES = 64 * 1024 * 1024
 #: Longer queries are searched by their beginning (and the response says so): a question, not a document.
@@ -135,6 +138,7 @@ class Memory:
 
     def _warn(self, message: str) -> None:
         """Say a problem once per open memory: logged, and kept for reports and status."""
+        message = redact(message)  # a provider's message may quote a key pasted into the wrong setting
         if message not in self._said:
             self._said.add(message)
             self._notes.append(message)
@@ -153,8 +157,16 @@ class Memory:
         }
 
     def _matches(self, meta: Mapping[str, str]) -> bool:
+        """True when the index was built with this memory's settings, so it needs no rebuild.
+
+        A configured provider that could not start for this run (offline, a probe that failed)
+        is no change of settings: the index keeps its vectors for when the provider is back, and
+        keyword search uses it meanwhile. Only the keyword side has to match then.
+        """
         desired = self._desired()
-        return all(meta.get(k) == desired[k] for k in IDENTITY)
+        unavailable = self.provider is None and bool(self._choice.skipped)
+        keys = KEYWORD_IDENTITY if unavailable else IDENTITY
+        return all(meta.get(k) == desired[k] for k in keys)
 
     @property
     def store(self) -> Store:
@@ -425,6 +437,9 @@ class Memory:
         """
         provider = self.provider
         if provider is None:
+            if texts_by_hash and store.meta().get("provider", "none") != "none":
+                # An index with vectors, its provider unavailable this run: these chunks get theirs when it is back.
+                store.set_meta({"vectors": "partial"})
             return {}, []
         found = store.cached_vectors(provider.name, provider.model, provider.dims, texts_by_hash)
         counts.cached += len(found)
@@ -747,8 +762,9 @@ class Memory:
             results=tuple(results),
             mode=mode,  # type: ignore[arg-type]
             provider=provider.name if provider and mode == "hybrid" else None,
-            reason=reason,
-            warnings=tuple(dict.fromkeys(warnings)),
+            # Provider messages reach the model through memory_search: never a credential in them.
+            reason=redact(reason),
+            warnings=tuple(dict.fromkeys(map(redact, warnings))),
         )
 
     def _sync_before_search(self) -> list[str]:
