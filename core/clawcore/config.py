@@ -448,18 +448,22 @@ def validate(data: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
     """Every problem with ``data``, one line each, sorted by key path."""
     validator = _Validator(schema, format_checker=_format_checker)
     lines: list[str] = []
+    nonfinite: set[tuple[Any, ...]] = set()
     for path, value in _leaves(data):
         # NaN (YAML ``.nan``): JSON Schema counts it a number, and every comparison with it is false,
-        # so a threshold of NaN would never be reached.
-        if isinstance(value, float) and math.isnan(value):
-            lines.append(f"{_key_path(iter(path))}: .nan is not a number")
+        # so a threshold of NaN would never be reached; an infinity turns the sums it enters into NaN.
+        if isinstance(value, float) and not math.isfinite(value):
+            nonfinite.add(tuple(path))
+            written = ".nan is not a number" if math.isnan(value) else f"{'-' if value < 0 else ''}.inf is not a finite number"
+            lines.append(f"{_key_path(iter(path))}: {written}")
         elif isinstance(value, str) and (placeholder := _PLACEHOLDER.fullmatch(value.strip())):
             # Named, not quoted: a default after ``:-`` may be the secret itself.
             lines.append(f"{_key_path(iter(path))}: ${{{placeholder['name']}}} would be used as written: the config expands no "
                          "environment variables; for a secret, leave it out and set the variable its setting "
                          "reads (apiKeyEnv, CLAWCORE_GATEWAY_TOKEN)")
     for error in validator.iter_errors(data):
-        lines.extend(_describe(error))
+        if tuple(error.absolute_path) not in nonfinite:  # said once, above
+            lines.extend(_describe(error))
     return sorted(dict.fromkeys(lines))
 
 

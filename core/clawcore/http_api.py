@@ -28,7 +28,9 @@ __all__ = ["CLEARTEXT_RULE", "deadline_client", "endpoint_problem", "endpoint_pr
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 #: ``http://`` or ``https://``, a host (a name, an IPv4 address or a bracketed IPv6 one), an optional port and path.
-_URL_PATTERN = r"^https?://([A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?(/[^\s]*)?$"
+_URL_PATTERN = r"^https?://([^/?#@\s]+@)?([A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?(/[^\s]*)?$"
+#: ``user:password@`` before the host.
+_USERINFO_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@"
 #: ``http://`` to a loopback host: the only cleartext address allowed without ``allowInsecureHttp``.
 _LOOPBACK_HTTP_PATTERN = r"^(https://|http://(localhost|127\.[0-9.]+|\[::1\])(:[0-9]{1,5})?(/|$))"
 
@@ -36,9 +38,13 @@ _LOOPBACK_HTTP_PATTERN = r"^(https://|http://(localhost|127\.[0-9.]+|\[::1\])(:[
 def endpoint_properties(section: str, timeout_default: str) -> dict[str, Any]:
     """Schema properties for ``baseUrl``, ``apiKeyEnv``, ``allowInsecureHttp`` and ``timeout`` of ``section``."""
     return {
-        "baseUrl": {"type": ["string", "null"], "default": None, "pattern": _URL_PATTERN,
-                    "x-error": "is not an http:// or https:// URL with a host, like http://127.0.0.1:11434/v1",
-                    "description": "API root, e.g. http://127.0.0.1:11434/v1; null is OpenAI."},
+        "baseUrl": {"type": ["string", "null"], "default": None, "description": "API root, e.g. "
+                    "http://127.0.0.1:11434/v1; null is OpenAI.", "allOf": [
+                        {"pattern": _URL_PATTERN,
+                         "x-error": "is not an http:// or https:// URL with a host, like http://127.0.0.1:11434/v1"},
+                        {"not": {"type": "string", "pattern": _USERINFO_PATTERN},
+                         "x-error": "carries a user name or password before the host, where every log and error "
+                                    "would show it; give the key through apiKeyEnv"}]},
         "apiKeyEnv": {"type": "string", "minLength": 1, "default": "OPENAI_API_KEY", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$",
                       "x-conceal": True,
                       "x-error": f"is not an environment variable name: {section}.apiKeyEnv names the variable "
@@ -84,6 +90,8 @@ def endpoint_problem(section: str, settings: Mapping[str, Any]) -> str | None:
         return None
     if not isinstance(url, str) or not re.match(_URL_PATTERN, url):
         return f"{section}.baseUrl {str(url)[:80]!r} is not an http:// or https:// URL with a host"
+    if re.match(_USERINFO_PATTERN, url):
+        return f"{section}.baseUrl carries a user name or password before the host; give the key through apiKeyEnv"
     parts = urlsplit(url)
     if parts.scheme == "http" and not _is_loopback(parts.hostname or "") and settings.get("allowInsecureHttp") is not True:
         return (f"{section}.baseUrl {url!r} is plain http:// to a host other than loopback: the key and every text "

@@ -121,7 +121,7 @@ def test_public_keys_linked_configs_transcripts_and_every_credential_are_checked
     os.chmod(public, 0o646)  # a replaced public key would be trusted by `audit verify`
     elsewhere = tmp_path / "elsewhere.yaml"  # the config is a link: the file it leads to holds the secrets
     elsewhere.write_text("auth:\n  password: hunter2-long-pass\nmodels:\n  openai:\n"
-                         "    baseUrl: https://admin:S3cr3tPassw0rd99@llm.example.com/v1\n")
+                         "    model: gpt-4o  # token=S3cr3tPassw0rd99xQ\n")
     os.chmod(elsewhere, 0o644)
     (home / "clawcore.yaml").symlink_to(elsewhere)
     (home / "sessions").mkdir(mode=0o700)

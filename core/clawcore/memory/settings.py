@@ -65,8 +65,8 @@ MEMORY_SCHEMA: dict[str, Any] = {
                     "type": "object",
                     "additionalProperties": False,
                     "properties": {
-                        "text": {"type": "number", "minimum": 0, "default": 0.6},
-                        "vector": {"type": "number", "minimum": 0, "default": 0.4},
+                        "text": {"type": "number", "minimum": 0, "maximum": 100, "default": 0.6},
+                        "vector": {"type": "number", "minimum": 0, "maximum": 100, "default": 0.4},
                     },
                     "allOf": [{
                         "not": {"required": ["text", "vector"],
@@ -78,7 +78,7 @@ MEMORY_SCHEMA: dict[str, Any] = {
                 "candidates": {"type": "integer", "minimum": 5, "maximum": 2000, "default": 50},
                 "sourceWeights": {
                     "type": "object",
-                    "additionalProperties": {"type": "number", "minimum": 0},
+                    "additionalProperties": {"type": "number", "minimum": 0, "maximum": 100},
                     "default": {"MEMORY.md": 1.5, "memory.md": 1.5},
                     "description": "Score multiplier per path glob (first match wins; * crosses /).",
                 },
