@@ -189,3 +189,32 @@ def test_a_memory_file_that_does_not_exist_is_said_as_such(workspace: Path, open
         memory.get("memory/nope.md")
     with pytest.raises(MemoryAccessError, match="'notes.txt' is not a memory file"):
         memory.get("notes.txt")
+
+
+def test_only_regular_files_with_utf8_names_are_memory(tmp_path: Path, open_mem) -> None:
+    from clawcore.errors import MemoryAccessError
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("hello alpha\n")
+    os.mkfifo(ws / "memory" / "pipe.md")  # reading it would wait for a writer forever
+    (ws / "memory" / "link-to-pipe.md").symlink_to("pipe.md")
+    (ws / os.fsdecode(b"memory/caf\xe9.md")).write_text("beta\n")
+    memory = open_mem(ws, provider="none")
+    with pytest.warns(RuntimeWarning, match=r"memory file memory/caf\\xe9.md is skipped: its name is not UTF-8"):
+        report = memory.sync()
+    assert report.files == 1 and memory.search("alpha").results[0].path == "MEMORY.md"
+    for name in ("memory/pipe.md", "memory/link-to-pipe.md"):
+        with pytest.raises(MemoryAccessError):
+            memory.get(name)
+
+
+def test_lines_are_counted_as_an_editor_counts_them(tmp_path: Path, open_mem) -> None:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "ls.md").write_text("line one\nline two has a\u2028separator and a \x0c formfeed\nline three\n"
+                                         "line four target kiwi\n")
+    memory = open_mem(ws, provider="none")
+    [result] = memory.search("kiwi").results
+    assert (result.start_line, result.end_line) == (1, 4)
+    assert memory.get("memory/ls.md", 4, 1) == "line four target kiwi"

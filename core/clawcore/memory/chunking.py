@@ -115,6 +115,19 @@ def _cut(line: str, budget: int) -> list[str]:
     return parts
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` as an editor numbers them: split at ``\\n``, ``\\r\\n`` and ``\\r`` only.
+
+    ``str.splitlines`` also splits at a form feed, U+2028 and other separators, and citations
+    (``path#L4``) and ``memory_get`` would then count lines the file does not have.
+    """
+    lines = _LINE_BREAK.split(text)
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
 def chunk_markdown(text: str, settings: ChunkingSettings | None = None) -> list[Chunk]:
     """Split Markdown into chunks of about ``settings.tokens`` estimated tokens.
 
@@ -126,7 +139,7 @@ def chunk_markdown(text: str, settings: ChunkingSettings | None = None) -> list[
     """
     settings = settings or ChunkingSettings()
     budget, overlap = settings.tokens, settings.overlap
-    lines = text.splitlines()
+    lines = split_lines(text)
     chunks: list[Chunk] = []
     current: list[_Piece] = []
     size = 0

@@ -24,7 +24,7 @@ from typing import Any, Self
 import numpy as np
 
 from clawcore.errors import MemoryAccessError
-from clawcore.memory.chunking import Chunk, chunk_markdown
+from clawcore.memory.chunking import Chunk, chunk_markdown, split_lines
 from clawcore.memory.embeddings import ProviderChoice, choose_provider, embed_checked
 from clawcore.memory.fts import FTS_SCHEME, fts_text, match_expression
 from clawcore.memory.locking import IndexLock
@@ -896,7 +896,7 @@ class Memory:
         if b"\x00" in data:
             raise MemoryAccessError(f"{memory_file.path} is not text (it holds NUL bytes)")
         text = _text(data)
-        all_lines = text.splitlines()
+        all_lines = split_lines(text)
         if from_line > max(len(all_lines), 1):
             raise MemoryAccessError(
                 f"{memory_file.path} has {len(all_lines)} lines; from={from_line} is past the end"

@@ -12,6 +12,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -39,6 +41,14 @@ def _inside(path: Path, root: Path) -> bool:
     try:
         path.relative_to(root)
     except ValueError:
+        return False
+    return True
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
         return False
     return True
 
@@ -79,9 +89,25 @@ def _walk_markdown(folder: Path, label: str, unreadable: list[str]) -> Iterable[
         shown = folder if relative == "." else folder / relative
         prefix = label if relative == "." else f"{label}/{Path(relative).as_posix()}"
         for name in sorted(files):
-            if name.lower().endswith(".md"):
-                real = os.path.join(root, name)
-                yield shown / name, f"{prefix}/{name}", None if os.path.islink(real) else Path(real)
+            if not name.lower().endswith(".md"):
+                continue
+            cited = f"{prefix}/{name}"
+            if not _utf8(cited):
+                # A name the file system holds as bytes that are no UTF-8: it cannot be cited, stored or asked for.
+                shown_name = cited.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                warnings.warn(f"memory file {shown_name} is skipped: its name is not UTF-8 (rename it)",
+                              RuntimeWarning, stacklevel=2)
+                continue
+            real = os.path.join(root, name)
+            try:
+                mode = os.lstat(real).st_mode
+            except OSError:
+                continue
+            if stat.S_ISLNK(mode):
+                yield shown / name, cited, None  # the caller resolves it and keeps it only if it is a file
+            elif stat.S_ISREG(mode):
+                yield shown / name, cited, Path(real)
+            # a FIFO, socket or device named *.md is no note: reading it could block forever
 
 
 def discover(workspace: Path, extra_paths: Iterable[str] = (), unreadable: list[str] | None = None) -> list[MemoryFile]:
