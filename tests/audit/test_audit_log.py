@@ -302,3 +302,18 @@ def test_records_of_the_wrong_shape_are_skipped_by_readers(tmp_path: Path) -> No
         assert [r.kind for r in tail_records(path, 5)] == ["ops.one"], field
         failure = verify_log(path).failure
         assert failure is not None and failure.kind is FailureKind.MALFORMED, field
+
+
+def test_tail_by_kind_reads_back_as_far_as_it_takes(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    with AuditLog(path, checkpoint_every=0) as log:
+        log.append('ops."quoted" ✓', {"n": 1})
+        log.append("ops.plain", {"n": 2})
+        for i in range(2000):
+            log.append("tool.decision", {"i": i, "mentions": 'ops."quoted" ✓'})
+    with path.open("a") as handle:
+        handle.write("[" * 200_000 + "\n")  # a damaged line is skipped, not counted
+    assert [r.data["n"] for r in tail_records(path, 5, 'ops."quoted" ✓')] == [1]
+    assert [r.data["n"] for r in tail_records(path, 5, "ops.*")] == [1, 2]
+    assert [r.kind for r in tail_records(path, 2)] == ["tool.decision"] * 2
+    assert tail_records(path, 3, "tool.decision")[-1].data["i"] == 1999

@@ -112,6 +112,23 @@ def test_audit_tail(start_gateway: Any, runtime: Any) -> None:
     assert set(records[0]) >= {"seq", "ts", "kind", "data", "prev", "hash"}
 
 
+def test_audit_tail_by_kind_finds_records_far_back(start_gateway: Any, runtime: Any, clawcore_home: Path) -> None:
+    from clawcore.security.audit import AuditLog
+
+    server = start_gateway(token=TOKEN)
+    runtime.audit("ops.rare", {"n": 1})
+    runtime.audit("ops.rare", {"n": 2})
+    with AuditLog(clawcore_home / "audit" / "audit.jsonl", checkpoint_every=0) as log:
+        for i in range(3000):  # many records of other kinds after them
+            log.append("tool.decision", {"i": i, "note": "ops.rare"})
+    with GatewayClient(server.url, token=TOKEN) as client:
+        assert [r["data"]["n"] for r in client.call("audit.tail", {"n": 5, "kind": "ops.rare"})] == [1, 2]
+        assert [r["data"]["n"] for r in client.call("audit.tail", {"n": 1, "kind": "ops.*"})] == [2]
+        assert client.call("audit.tail", {"n": 5, "kind": "no.such"}) == []
+        assert client.call("audit.tail", {"n": 5, "kind": "\ud800"}) == []
+        assert len(client.call("audit.tail", {"n": 1000})) == 1000
+
+
 def test_sessions_list(start_gateway: Any, clawcore_home: Path) -> None:
     server = start_gateway(token=TOKEN)
     with GatewayClient(server.url, token=TOKEN) as client:
@@ -224,3 +241,20 @@ def test_cli_call_bad_options_are_usage_errors(clawcore_home: Path, capsys: Any,
     assert main(["--home", str(clawcore_home), "gateway", "call", "ping", option, value]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("setting", "value", "ok"), [
+    ("handshakeTimeout", 0, False), ("handshakeTimeout", "0s", False), ("handshakeTimeout", "50ms", False),
+    ("handshakeTimeout", 0.5, True), ("maxMessageSize", 0, False), ("maxMessageSize", "512", False),
+    ("maxMessageSize", "64k", True),
+])
+def test_settings_that_would_fail_every_client_are_refused(
+    clawcore_home: Path, capsys: Any, setting: str, value: Any, ok: bool
+) -> None:
+    import yaml
+    from clawcore.cli import main
+
+    (clawcore_home / "clawcore.yaml").write_text(yaml.safe_dump({"gateway": {setting: value}}))
+    assert main(["--home", str(clawcore_home), "config", "check"]) == (0 if ok else 2)
+    err = capsys.readouterr().err
+    assert ok or f"gateway.{setting}: {value!r} is below the least allowed" in err

@@ -23,6 +23,7 @@ GATEWAY_SCHEMA: dict[str, Any] = {
         "handshakeTimeout": {
             "type": ["string", "number"],
             "format": "duration",
+            "x-at-least": "100ms",  # 0 would fail every client's handshake
             "default": "10s",
             "description": "Time a client has to authenticate; also the life of a nonce.",
         },
@@ -42,6 +43,7 @@ GATEWAY_SCHEMA: dict[str, Any] = {
         "maxMessageSize": {
             "type": ["string", "integer"],
             "format": "size",
+            "x-at-least": "1k",  # an authentication answer must fit, or every client fails
             "default": "1m",
             "description": "Largest frame accepted; bigger ones close the connection.",
         },

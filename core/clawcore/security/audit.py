@@ -62,6 +62,7 @@ __all__ = [
     "canonical_json",
     "checkpoints_path_for",
     "export_bundle",
+    "kind_matches",
     "load_bundle",
     "load_public_key",
     "plain_json",
@@ -504,34 +505,60 @@ def read_records(path: Path) -> Iterator[AuditRecord]:
                 continue
 
 
-def tail_records(path: Path, count: int) -> list[AuditRecord]:
-    """The last ``count`` complete records, read from the end of the file."""
+def kind_matches(kind: str, pattern: str) -> bool:
+    """Whether ``kind`` is ``pattern``, or starts with it when it ends with ``*`` (``tool.*``)."""
+    return kind.startswith(pattern[:-1]) if pattern.endswith("*") else kind == pattern
+
+
+def _lines_backwards(fd: int, end: int) -> Iterator[bytes]:
+    """The non-empty lines before offset ``end`` (just after a newline), the last one first."""
+    pos, rest = end, b""
+    while pos > 0:
+        start = max(0, pos - _TAIL_CHUNK)
+        lines = (os.pread(fd, pos - start, start) + rest).split(b"\n")
+        pos, rest = start, lines[0]  # the first piece may begin in the chunk before
+        yield from (line for line in reversed(lines[1:]) if line)
+    if rest:
+        yield rest
+
+
+def tail_records(path: Path, count: int, kind: str | None = None) -> list[AuditRecord]:
+    """The last ``count`` complete records, read from the end of the file; lines that are not records
+    are skipped.
+
+    :param kind: only records of this kind (a trailing ``*`` matches a prefix). The log is read
+        backwards only as far as it takes to find ``count`` of them — the whole log when there are
+        fewer; lines that cannot hold the kind are not parsed.
+    """
     if count <= 0:
         return []
+    needle = b""
+    if kind is not None:
+        try:  # the kind as a canonical line spells it
+            needle = json.dumps(kind.removesuffix("*"), ensure_ascii=False)[1:-1].encode()
+        except UnicodeEncodeError:  # a lone surrogate: no record holds one
+            return []
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         return []
+    out: list[AuditRecord] = []
     try:
-        size = os.fstat(fd).st_size
-        end, _ = _split_torn(fd, size)
-        pos = end
-        buf = b""
-        while pos > 0 and buf.count(b"\n") <= count:
-            start = max(0, pos - _TAIL_CHUNK)
-            buf = os.pread(fd, pos - start, start) + buf
-            pos = start
+        end, _ = _split_torn(fd, os.fstat(fd).st_size)
+        for raw in _lines_backwards(fd, end):
+            if needle not in raw:
+                continue
+            try:
+                record = AuditRecord.from_json(_loads(raw))
+            except (ValueError, KeyError, TypeError):
+                continue
+            if kind is None or kind_matches(record.kind, kind):
+                out.append(record)
+                if len(out) == count:
+                    break
     finally:
         os.close(fd)
-    lines = buf.split(b"\n")[:-1]
-    if pos > 0:
-        lines = lines[1:]  # the first one may be cut
-    out: list[AuditRecord] = []
-    for raw in lines[-count:]:
-        try:
-            out.append(AuditRecord.from_json(_loads(raw)))
-        except (ValueError, KeyError, TypeError):
-            continue
+    out.reverse()
     return out
 
 
