@@ -152,6 +152,18 @@ def test_cli_index_search_get_status(clawcore_home: Path, monkeypatch, capsys) -
     assert "(rebuilt)" in _cli(capsys, "index", "--force")[1]
 
 
+def test_cli_search_shows_note_text_as_written_and_no_terminal_control(clawcore_home: Path, monkeypatch,
+                                                                         capsys) -> None:
+    monkeypatch.setenv("CLAWCORE_LOAD_PLUGINS", "")
+    (clawcore_home / "workspace" / "memory" / "2024-01-04.md").write_text(
+        "- [x] shipped papaya\n- see [docs] and arr[i] papaya [/] \x1b]0;pwned\x07\n")
+    code, out, err = _cli(capsys, "search", "papaya")
+    assert code == 0, err
+    assert "[x] shipped papaya" in out and "[docs] and arr[i] papaya [/]" in out
+    assert "\x1b" not in out and "\\u001b]0;pwned\\u0007" in out
+    assert _cli(capsys, "search", "[/]")[0] == 0
+
+
 def test_cli_search_says_it_rebuilds_an_index_built_with_other_settings(clawcore_home: Path, monkeypatch,
                                                                           capsys) -> None:
     monkeypatch.setenv("CLAWCORE_LOAD_PLUGINS", "")

@@ -279,6 +279,20 @@ def test_foreign_files_at_the_index_path(workspace: Path, open_mem, tmp_path: Pa
     assert memory.search("pizza").results[0].path == "memory/2024-05-01.md"
 
 
+def test_a_database_of_other_tables_at_the_index_path_is_moved_aside(workspace: Path, open_mem,
+                                                                     tmp_path: Path) -> None:
+    index = tmp_path / "odd" / "memory.sqlite"
+    index.parent.mkdir()
+    conn = sqlite3.connect(index)
+    conn.execute("CREATE TABLE chunks(x)")
+    conn.commit()
+    conn.close()
+    memory = open_mem(workspace, index=index)
+    assert memory.search("pizza").results[0].path == "memory/2024-05-01.md"
+    [aside] = index.parent.glob("memory.sqlite.corrupt-*")
+    assert sqlite3.connect(aside).execute("SELECT name FROM sqlite_master").fetchall() == [("chunks",)]
+
+
 def test_unwritable_index_location_is_one_clear_error(workspace: Path, open_mem, tmp_path: Path) -> None:
     from clawcore.errors import MemoryAccessError
 

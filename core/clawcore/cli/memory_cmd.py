@@ -13,6 +13,7 @@ from clawcore.cli.params import FiniteRange
 from clawcore.cli.state import CliState
 from clawcore.memory.results import SyncReport
 from clawcore.security.secrets import redact, redact_data
+from clawcore.text import printable
 
 if TYPE_CHECKING:
     from clawcore.memory import Memory
@@ -78,16 +79,18 @@ def search(state: CliState, query: str, k: int | None, min_score: float | None, 
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = Console()
     mode = response.mode + (f" via {response.provider}" if response.provider else "")
-    table = Table(title=f"{query!r} ({mode})", show_lines=True)
+    # Text, not markup: `- [x] done` and `arr[i]` are note text, and nothing in a note may drive the terminal.
+    table = Table(title=Text(printable(f"{query!r} ({mode})")), show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
     table.add_column("citation")
     table.add_column("snippet")
     for rank, result in enumerate(response.results, 1):
-        table.add_row(str(rank), f"{result.score:.3f}", result.citation, result.snippet)
+        table.add_row(str(rank), f"{result.score:.3f}", Text(printable(result.citation)), Text(printable(result.snippet)))
     console.print(table)
     if not response.results:
         click.echo("no results")
@@ -105,7 +108,9 @@ def search(state: CliState, query: str, k: int | None, min_score: float | None, 
 @click.pass_obj
 def get(state: CliState, path: str, from_line: int, lines: int | None) -> None:
     """Print lines of a memory file (MEMORY.md or memory/*.md)."""
-    click.echo(state.runtime().memory.get(path, from_line=from_line, lines=lines))
+    text = state.runtime().memory.get(path, from_line=from_line, lines=lines)
+    # Exact lines into a pipe or a file; on a terminal, nothing in a note may drive it.
+    click.echo(printable(text) if sys.stdout.isatty() else text)
 
 
 @command.command("status")

@@ -62,7 +62,8 @@ def _is_corruption(exc: BaseException) -> bool:
     """True for errors that mean the file's contents are broken; False for ones about
     where it lives or who holds it (permissions, locks, a full disk), which a rebuild cannot fix."""
     text = str(exc).lower()
-    environmental = ("unable to open", "locked", "readonly", "read-only", "permission", "disk is full", "busy")
+    environmental = ("unable to open", "locked", "readonly", "read-only", "permission", "disk is full", "busy",
+                     "disk i/o error", "out of memory")
     return not any(s in text for s in environmental)
 
 
@@ -195,12 +196,21 @@ class Memory:
             if not isinstance(exc, _CorruptIndex) and not _is_corruption(exc):
                 raise self._unusable("cannot open", exc) from exc
             self._quarantine(exc)
-            store = connect(path)
-            meta = {}
+            store, meta = self._fresh(), {}
         except OSError as exc:
             raise MemoryAccessError(
                 f"cannot open the memory index {path}: {exc.strerror or exc}; check that its folder is writable"
             ) from exc
+        if not meta:
+            try:
+                self._initialise(store)
+            except DATABASE_ERRORS as exc:  # a database of someone else's tables, under our file name
+                store.close()
+                if not _is_corruption(exc):
+                    raise self._unusable("cannot open", exc) from exc
+                self._quarantine(exc)
+                store = self._fresh()
+                self._initialise(store)
         self._store = store
         self._inode = os.stat(path).st_ino
         self._matrix = None
@@ -209,18 +219,27 @@ class Memory:
                 f"sqlite-vec is not available ({store.vec_problem}); vector search runs in numpy "
                 "over the stored vectors (slower on large indexes)"
             )
-        if not meta:
-            with self._file_lock:
-                self._begin(store)
-                try:
-                    if not store.meta():  # another process may have initialised it meanwhile
-                        store.create_schema(self.provider.dims if self.provider else None)
-                        store.set_meta({**self._desired(), "vectors": "complete",
-                                        "vecTable": "complete" if store.vec else "stale"})
-                    store.conn.execute("COMMIT")
-                except BaseException:
-                    store.conn.execute("ROLLBACK")
-                    raise
+
+    def _fresh(self) -> Store:
+        """A new index file where a broken one was moved aside."""
+        try:
+            return connect(self.index_path)
+        except DATABASE_ERRORS as exc:  # type: ignore[misc]
+            raise self._unusable("cannot create", exc) from exc
+
+    def _initialise(self, store: Store) -> None:
+        """Create the schema of a new (empty) index."""
+        with self._file_lock:
+            self._begin(store)
+            try:
+                if not store.meta():  # another process may have initialised it meanwhile
+                    store.create_schema(self.provider.dims if self.provider else None)
+                    store.set_meta({**self._desired(), "vectors": "complete",
+                                    "vecTable": "complete" if store.vec else "stale"})
+                store.conn.execute("COMMIT")
+            except BaseException:
+                store.conn.execute("ROLLBACK")
+                raise
 
     def _quarantine(self, exc: BaseException) -> None:
         """Move an unreadable index aside (nothing is deleted) so a fresh one is built."""
