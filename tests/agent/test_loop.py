@@ -223,6 +223,17 @@ def test_a_reply_to_confirm_is_asked_about_and_withheld_unless_approved(
     assert record.data["final"] == ("deny" if withheld else "allow")
 
 
+def test_a_lone_surrogate_from_the_model_does_not_break_the_next_turn(loop_runtime: Any,
+                                                                       openai_server: OpenAIServer) -> None:
+    openai_server.script(text_reply("odd \ud800 reply"), text_reply("fine"))
+    with loop_runtime.session() as session:
+        first = session.send("hello \udce9")
+        second = session.send("again")
+    assert first.text == "odd \ufffd reply" and second.text == "fine"
+    sent = openai_server.requests_to("chat/completions")[1].body["messages"]
+    assert [m["content"] for m in sent if m["role"] != "system"][:2] == ["hello \ufffd", "odd \ufffd reply"]
+
+
 def test_a_credential_in_the_reply_leaves_redacted(loop_runtime: Any, openai_server: OpenAIServer) -> None:
     token = "ghp_" + "Zq8Xw2Lr5Tn7Vb3Km9Pd4Hs6Jf1Gc0Ya2Ue8"
     openai_server.script(text_reply(f"your token is {token}, keep it safe"))

@@ -22,7 +22,7 @@ import datetime as dt
 import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self
 
 import jsonschema
@@ -36,6 +36,7 @@ from clawcore.memory.flush import MemoryFlush, resolve_timezone, should_run_memo
 from clawcore.sessions.history import SessionHistory
 from clawcore.sessions.store import SessionStore
 from clawcore.sessions.transcript import Transcript, message_to_entry
+from clawcore.text import well_formed
 from clawcore.types import (
     UNREADABLE_ARGUMENTS,
     Action,
@@ -310,7 +311,12 @@ class Session:
     # -- transcript ------------------------------------------------------------
 
     def _write(self, message: Message, *, keep: bool, silent: bool = False, **extra: Any) -> Message:
-        """``before_message_write``, then the transcript; ``keep`` adds it to the model's context."""
+        """``before_message_write``, then the transcript; ``keep`` adds it to the model's context.
+
+        Text enters well-formed (a lone surrogate from a model, a tool or a client is U+FFFD), as the
+        transcript stores it: the context and the transcript hold the same text, and both can be encoded.
+        """
+        message = replace(message, content=well_formed(message.content))
         message = self.runtime.hooks.before_message_write(message, self.context)
         seq = self._seq
         self._seq += 1

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from clawcore.text import well_formed
+
 from clawcore_prism.canonical import canonicalise, segments
 from clawcore_prism.classifier import Classifier
 from clawcore_prism.quotes import elide, mentions
@@ -51,7 +53,7 @@ class Detector:
         """Score ``text``; cost is linear in its length."""
         if not text or not text.strip():
             return Detection(0.0)
-        canonical = canonicalise(text)
+        canonical = canonicalise(well_formed(text))  # a lone surrogate has no UTF-8 form for the rules' prefilter
         hits = match_rules(canonical.text, scope, self.rules)
         quoted = mentions(canonical.text) if scope == "indirect" else []
         mentioned = [hit for hit in hits if any(start <= hit.start and hit.end <= end for start, end in quoted)]
