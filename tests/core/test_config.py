@@ -176,8 +176,8 @@ def test_a_plugin_section_refuses_keys_it_does_not_declare(plugin_manager, regis
     ({"bad": {"type": "nope"}}, "plugin 'author' declared its config section 'bad' with an invalid schema: "),
     ({"cmds": "a string"}, "plugin 'author' declared its config section 'cmds' as a string, not a JSON Schema"),
     ({"": {"type": "object"}}, "plugin 'author' declared a config section named '', not a dotted path"),
-    ({"tools.policy": {"type": "object"}}, "plugin 'author' may not declare 'tools.policy': it is inside 'tools', "
-                                           "the section of 'policy'"),
+    ({"tools.policy": {"type": "object"}}, ("plugin 'author' may not declare 'tools.policy': it is inside 'tools', "
+                                            "the section of 'policy'")),
     ({"workspace": {"type": "object"}}, "config section 'workspace' is declared by both 'clawcore' and 'author'"),
 ])
 def test_a_plugin_section_that_cannot_stand_is_one_line_naming_the_plugin(plugin_manager, register_plugin,

@@ -158,7 +158,7 @@ def test_tool_failure_is_an_error_result_not_an_exception(wired) -> None:
 
 
 def test_a_plugin_whose_register_tools_fails_loses_its_tools_and_is_audited(wired) -> None:
-    make, sink, tool, register_plugin = wired
+    make, sink, _, register_plugin = wired
 
     class Broken:
         @hookimpl
