@@ -59,6 +59,12 @@ def test_auto_without_installed_providers_falls_back_to_bm25(workspace: Path, op
     assert response.results
 
 
+def test_a_misspelled_provider_is_answered_with_the_name_meant(workspace: Path, open_mem) -> None:
+    response = open_mem(workspace, provider="opnai").search("kayak")
+    assert response.mode == "fts-only" and response.results
+    assert "opnai: not installed (no plugin offers it; did you mean 'openai'?)" in response.reason
+
+
 def test_explicit_provider_missing_warns_and_still_answers(workspace: Path, open_mem, caplog) -> None:
     with caplog.at_level("WARNING", logger="clawcore.memory"):
         memory = open_mem(workspace, provider="openai")

@@ -8,6 +8,7 @@ disabled because a provider is missing.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -78,7 +79,9 @@ def choose_provider(
     for name in provider_chain(settings):
         factory = factories.get(name)
         if factory is None:
-            hint = f"pip install clawcore-embeddings-{name}" if name in AUTO_CHAIN else "no plugin offers it"
+            close = difflib.get_close_matches(name, [*factories, *AUTO_CHAIN], n=1)
+            hint = (f"pip install clawcore-embeddings-{name}" if name in AUTO_CHAIN
+                    else f"no plugin offers it; did you mean {close[0]!r}?" if close else "no plugin offers it")
             skipped.append(f"{name}: not installed ({hint})")
             continue
         section = settings.get(name)
