@@ -384,6 +384,9 @@ def _graft(schema: dict[str, Any], dotted: str, fragment: Mapping[str, Any], plu
     if inside is not None and node.get("x-plugin-sections") is not True:
         raise ConfigError(f"plugin {plugin!r} may not declare {dotted!r}: it is inside {inside!r}, "
                           f"the section of {owners[inside]!r}")
+    if inside is not None and parts[-1] in node.get("properties", {}):
+        raise ConfigError(f"plugin {plugin!r} may not declare {dotted!r}: {inside!r} ({owners[inside]!r}) "
+                          f"already has a key {parts[-1]!r}")
     node.setdefault("properties", {})[parts[-1]] = copy.deepcopy(dict(fragment))
 
 
