@@ -21,6 +21,7 @@ text being usable.
 from __future__ import annotations
 
 import base64
+import bisect
 import math
 import re
 from collections import Counter
@@ -134,7 +135,7 @@ RULES: tuple[SecretRule, ...] = (
           # the body stops at the next run of dashes, so a text of many BEGIN lines is read once
           r"(?:(?:[A-Za-z0-9+/=:, \t\r\n]|-(?!----)|\\n|\\r)*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
           # no END line (a key cut short by `head`, a truncated log): every line of key material that follows
-          r"|(?:[ \t]*(?:\r?\n|\\r?\\n)?[ \t]*(?:[A-Za-z0-9+/=]{8,}|[A-Z][A-Za-z-]*:[^\r\n\\]*))*))",
+          r"|(?:[ \t]*(?:\r?\n|(?:\\r)?\\n)?[ \t]*(?:[A-Za-z0-9+/=]{8,}|[A-Z][A-Za-z-]*:[^\r\n\\]*))*))",
           prefix=r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", min_length=40),
     _rule("aws-access-key-id", "AWS access key id", ["akia", "asia", "abia", "acca", "a3t"],
           _B + r"(?P<secret>(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16})" + _E,
@@ -474,17 +475,22 @@ def scan_text(text: str) -> list[SecretFinding]:
             candidates.append((start, end, rule))
     # Resolve overlaps: specific rules before generic ones, then the longest span.
     candidates.sort(key=lambda c: (c[2].generic, -(c[1] - c[0]), c[0]))
+    # Kept spans never overlap, so sorted by start they are sorted by end too: a new span overlaps one
+    # only if it overlaps its neighbour on either side (log n per candidate, not n).
     kept: list[tuple[int, int, SecretRule]] = []
+    starts: list[int] = []
     for start, end, rule in candidates:
-        if any(start < k_end and k_start < end for k_start, k_end, _ in kept):
+        at = bisect.bisect_left(starts, start)
+        if (at > 0 and kept[at - 1][1] > start) or (at < len(kept) and kept[at][0] < end):
             continue
-        kept.append((start, end, rule))
-    kept.sort(key=lambda c: c[0])
-    return [
-        SecretFinding(rule.id, rule.description, start, end, text.count("\n", 0, start) + 1,
-                      mask_value(text[start:end], rule))
-        for start, end, rule in kept
-    ]
+        starts.insert(at, start)
+        kept.insert(at, (start, end, rule))
+    findings = []
+    line, counted = 1, 0
+    for start, end, rule in kept:
+        line, counted = line + text.count("\n", counted, start), start
+        findings.append(SecretFinding(rule.id, rule.description, start, end, line, mask_value(text[start:end], rule)))
+    return findings
 
 
 def mask_value(value: str, rule: SecretRule | None = None) -> str:
