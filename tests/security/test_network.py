@@ -104,6 +104,8 @@ def test_credentials_in_urls_are_refused() -> None:
                    "?q=" + token.replace("_", "%255F"), f"p/{standard}"):
         assert denied(f"https://example.com/{hidden}"), hidden
     assert not denied(f"https://jwt.io/#debugger-io?token={token}")  # a fragment is never sent
+    decoys = "&".join(f"p{i}=QUJDREVGR0hJSktMTU5PUA" for i in range(70))
+    assert denied(f"https://example.com/?{decoys}&d={encoded}")
     decision = POLICY.check_url(f"https://example.com/{token}", resolve=False)
     assert token not in " ".join(decision.reasons)
     assert POLICY.check_outbound(f"body with {token}").action is Action.DENY

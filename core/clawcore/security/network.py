@@ -377,12 +377,12 @@ class NetworkPolicy:
         # Base64 anywhere: a query key, a value after `x.` or `data:`, a path segment.
         runs = dict.fromkeys(piece for candidate in candidates for run in _BASE64_RUN.findall(candidate)
                              for piece in (run, *run.split("/")))  # `/` is base64 and a path separator
-        candidates += [decoded for run in list(runs)[:64] if (decoded := _try_base64(run))]
-        for candidate in candidates:
-            findings = scan_text(candidate)
-            if findings:
-                kinds = ", ".join(sorted({f.rule for f in findings}))
-                raise _denied("url-secret", f"URL carries a credential ({kinds}); refused to send it")
+        # Every run, however many decoys come first: the decoded text is no longer than the URL.
+        candidates += [decoded for run in runs if (decoded := _try_base64(run))]
+        findings = scan_text("\n".join(candidates))
+        if findings:
+            kinds = ", ".join(sorted({f.rule for f in findings}))
+            raise _denied("url-secret", f"URL carries a credential ({kinds}); refused to send it")
 
     def _resolve(self, target: ResolvedTarget) -> ResolvedTarget:
         address = parse_ip(target.host)
