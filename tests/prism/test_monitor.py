@@ -391,6 +391,25 @@ def test_long_hex_is_no_canary_piece(make_runtime: Any) -> None:
     assert decide(rt, ctx, "write_file", path="memory/sums.txt", content=digits[10:]) is Action.ALLOW
 
 
+def test_separated_hex_is_no_canary_piece(make_runtime: Any) -> None:
+    """UUID lists and dumps are hex runs too, with separators between the groups: no pieces in them either."""
+    rt = make_runtime()
+    ctx = rt.context("dumps")
+    digits = rt.hooks.before_prompt_build(ctx)[-1].body.split()[2].rstrip(".").removeprefix("PRISM-")
+    for start in range(0, 16, 5):  # every digit of the canary, each piece split over a separator
+        piece = digits[start:start + 6]
+        uuids = f"0000{piece[:4]}-{piece[4:]}00-4000-8000-000000000000\n123e4567-e89b-12d3-a456-426614174000"
+        dump = f"00000010: 0a0b {piece[:4]} {piece[4:]}0c 0d0e 0f10 1112 1314  ................"
+        listed = ", ".join([piece[:2], piece[2:4], piece[4:], "0f", "1e", "2d", "3c", "4b", "5a"])
+        for content in (uuids, dump, listed):
+            assert decide(rt, ctx, "write_file", path="memory/ids.txt", content=content) is Action.ALLOW, content
+    assert decide(rt, ctx, "write_file", path="memory/ids.txt", content=digits[10:]) is Action.ALLOW
+    # a run of its own still counts, with separators: the canary over three calls is found
+    for part in (digits[:6], "-".join(digits[5:11]), " ".join(digits[10:])):
+        answer = decide(rt, ctx, "write_file", path="memory/ids.txt", content=f"note {part}")
+    assert answer is Action.DENY
+
+
 def test_suspicious_tool_result_is_redacted(make_runtime: Any) -> None:
     rt = make_runtime()
     ctx = rt.context("s1")

@@ -118,8 +118,9 @@ _DATA_CARRIER = re.compile(
     r"\b[\w.+-]+@[\w-]+\.[\w.]+\b", re.IGNORECASE)
 _REDACTED = "[prism: removed suspected instruction]"
 _NOT_ALNUM = re.compile(r"[^a-z0-9]")
-#: A run of hex longer than the canary's digits: a checksum or a key, read as no piece of the canary.
-_LONG_HEX = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{17,}(?![0-9A-Fa-f])")
+#: A run of hex longer than the canary's digits in a reading (separators already dropped): a checksum, a key,
+#: a dump or a list of UUIDs, read as no piece of the canary.
+_LONG_HEX = re.compile(r"[0-9a-f]{17,}")
 _BLOB = re.compile(r"[A-Za-z0-9+/_-]{20,}")
 #: Hex written byte by byte (``50 52 49`` as xxd and hexdump print it, or ``50:52:49``).
 _SPACED_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]){9,}[0-9A-Fa-f]{2}(?![0-9A-Fa-f])")
@@ -543,9 +544,10 @@ class Monitor:
         readings = _readings(text)
         if _digits(token) in "\n".join(readings):
             return True  # whole, spelled with separators, encoded or backwards
-        # Long runs of hex (checksums, keys, dumps) are no pieces: in bulk, any six digits turn up sooner or later.
-        without_long_hex = _LONG_HEX.sub(" ", text)
-        found = _canary_pieces(token, readings if without_long_hex == text else _readings(without_long_hex))
+        # Long runs of hex (checksums, keys, dumps, UUID lists) are no pieces: in bulk, any six digits turn up
+        # sooner or later. Read on the letters and digits alone, as the pieces are: hex written with separators
+        # (``a1b2-c3d4``, ``a1 b2 c3``) is one run there.
+        found = _canary_pieces(token, [_LONG_HEX.sub(" ", reading) for reading in readings])
         if not found:
             return False
         key = risk_key(context.session_id, context.conversation_id)
