@@ -379,6 +379,19 @@ def test_canary_pieces_outlive_a_session_close_while_its_state_does(make_runtime
     assert decide(rt, ctx, "bash", command=f"echo {digits[8:]} >> /tmp/a") is Action.DENY
 
 
+def test_canary_pieces_count_only_for_the_token_they_were_seen_for(make_runtime: Any) -> None:
+    rt = make_runtime()
+    ctx = rt.context("renewed")
+    old = rt.hooks.before_prompt_build(ctx)[-1].body.split()[2].rstrip(".").removeprefix("PRISM-")
+    for piece in (old[:6], old[6:12]):
+        assert decide(rt, ctx, "memory_search", query=f"ref {piece}") is Action.ALLOW
+    Monitor(rt.home, PrismSettings()).store.unlock("renewed")  # as `clawcore prism unlock` does: a new canary
+    new = rt.hooks.before_prompt_build(ctx)[-1].body.split()[2].rstrip(".").removeprefix("PRISM-")
+    assert new != old
+    assert decide(rt, ctx, "memory_search", query=f"order {new[10:]}") is Action.ALLOW  # one piece of the new one
+    assert decide(rt, ctx, "memory_search", query=f"a {new[:6]} b {new[5:11]}") is Action.DENY  # and all of it
+
+
 def test_long_hex_is_no_canary_piece(make_runtime: Any) -> None:
     """In bulk hex (checksums, keys) any six digits turn up sooner or later: only runs of their own count."""
     rt = make_runtime()

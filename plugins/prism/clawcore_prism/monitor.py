@@ -161,9 +161,10 @@ class Monitor:
         self._recent: OrderedDict[str, Detection] = OrderedDict()
         #: The latest inbound message per risk key (memory only): the LLM band weighs tool output against it.
         self._requests: OrderedDict[str, str] = OrderedDict()
-        #: Per risk key (memory only), the canary's digit positions seen so far in tool arguments and
+        #: Per risk key (memory only), the canary and its digit positions seen so far in tool arguments and
         #: outbound text, in pieces of at least ``_PIECE`` digits: all of them together is exfiltration.
-        self._canary_seen: OrderedDict[str, frozenset[int]] = OrderedDict()
+        #: Positions count for the token they were seen for: an unlock or a new canary starts afresh.
+        self._canary_seen: OrderedDict[str, tuple[str, frozenset[int]]] = OrderedDict()
         self.store = RiskStore(self._state_dir(settings), settings.half_life_s, clock=clock,
                                recent_events=settings.recent_events)
         self.store.load()
@@ -551,8 +552,9 @@ class Monitor:
         if not found:
             return False
         key = risk_key(context.session_id, context.conversation_id)
-        seen = self._canary_seen.get(key, frozenset()) | found
-        _remember(self._canary_seen, key, seen, 1024)
+        seen_for, seen = self._canary_seen.get(key, (token, frozenset()))
+        seen = found | (seen if seen_for == token else frozenset())
+        _remember(self._canary_seen, key, (token, seen), 1024)
         return len(seen) == len(_digits(token))
 
     @staticmethod
