@@ -93,17 +93,25 @@ def parse_size(value: str | int) -> int:
     return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
 
 
+#: The longest duration any setting takes: beyond it, clocks and waits overflow (``threading.Event.wait(1e12)``).
+_LONGEST = 366 * 24 * 3600.0
+
+
 def parse_duration(value: str | float) -> float:
-    """Seconds in a duration (``30s``, ``500ms``, ``2m``, ``1h``, or a number of seconds)."""
+    """Seconds in a duration (``30s``, ``500ms``, ``2m``, ``1h``, or a number of seconds), at most a year."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if value < 0:
             raise ValueError(f"{value!r} is negative, not a duration like 30s")
-        return float(value)
-    match = _DURATION.match(str(value))
-    if not match:
-        raise ValueError(f"{value!r} is not a duration like 30s")
-    unit = match.group(2).lower() if match.group(2) else None
-    return float(match.group(1)) * _SECONDS[unit]
+        seconds = float(value)
+    else:
+        match = _DURATION.match(str(value))
+        if not match:
+            raise ValueError(f"{value!r} is not a duration like 30s")
+        unit = match.group(2).lower() if match.group(2) else None
+        seconds = float(match.group(1)) * _SECONDS[unit]
+    if seconds > _LONGEST:
+        raise ValueError(f"{value!r} is longer than a year, the longest duration a setting takes")
+    return seconds
 
 
 _format_checker = jsonschema.FormatChecker()
@@ -523,6 +531,8 @@ def _describe(error: jsonschema.ValidationError) -> list[str]:
         return lines
     if error.validator == "format":
         kind = error.validator_value
+        if "longer than a year" in str(error.cause or ""):
+            return [f"{where}: {error.cause}"]
         example = {"size": "a size like 512m", "duration": "a duration like 30s",
                    "positive-duration": "a duration above 0 like 30s",
                    "timezone": "a known IANA zone like Europe/Berlin"}.get(

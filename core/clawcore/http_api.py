@@ -42,7 +42,7 @@ def endpoint_properties(section: str, timeout_default: str) -> dict[str, Any]:
                     "http://127.0.0.1:11434/v1; null is OpenAI.", "allOf": [
                         {"pattern": _URL_PATTERN,
                          "x-error": "is not an http:// or https:// URL with a host, like http://127.0.0.1:11434/v1"},
-                        {"not": {"type": "string", "pattern": _USERINFO_PATTERN},
+                        {"not": {"type": "string", "pattern": _USERINFO_PATTERN}, "x-conceal": True,
                          "x-error": "carries a user name or password before the host, where every log and error "
                                     "would show it; give the key through apiKeyEnv"}]},
         "apiKeyEnv": {"type": "string", "minLength": 1, "default": "OPENAI_API_KEY", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$",
@@ -89,7 +89,7 @@ def endpoint_problem(section: str, settings: Mapping[str, Any]) -> str | None:
     if url is None:
         return None
     if not isinstance(url, str) or not re.match(_URL_PATTERN, url):
-        return f"{section}.baseUrl {str(url)[:80]!r} is not an http:// or https:// URL with a host"
+        return f"{section}.baseUrl is not an http:// or https:// URL with a host (not shown: it may hold a key)"
     if re.match(_USERINFO_PATTERN, url):
         return f"{section}.baseUrl carries a user name or password before the host; give the key through apiKeyEnv"
     parts = urlsplit(url)
@@ -112,14 +112,35 @@ def _is_loopback(host: str) -> bool:
 _TOO_LARGE = "the response is larger than"
 
 
+#: The header of the answer that stands for a body refused for its size: it carries the reason.
+_REFUSED = "x-clawcore-refused"
+
+
+class _TooLarge(Exception):
+    """A body past its limit, raw or decoded."""
+
+
 def too_large(exc: BaseException) -> str | None:
     """The one-line reason when ``exc`` (or what caused it) is a body refused for its size; else None."""
     seen: BaseException | None = exc
     while seen is not None:
-        if str(seen).startswith(_TOO_LARGE):
-            return str(seen)
+        response = getattr(seen, "response", None)
+        reason = response.headers.get(_REFUSED) if response is not None and hasattr(response, "headers") else None
+        if reason:
+            return str(reason)
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def _within(chunks: Iterator[bytes], limit: int | None) -> bytes:
+    """The chunks joined, or :class:`_TooLarge` once they pass ``limit`` bytes."""
+    body, size = [], 0
+    for chunk in chunks:
+        size += len(chunk)
+        if limit is not None and size > limit:
+            raise _TooLarge(f"{_TOO_LARGE} {limit} bytes, more than an answer to this request can be")
+        body.append(chunk)
+    return b"".join(body)
 
 
 def _http_library() -> Any:
@@ -138,12 +159,15 @@ def deadline_client(timeout_s: float, *, max_body_bytes: int | None = None) -> A
     Each request runs in a worker thread that the caller waits for at most ``timeout_s``; past
     it the caller gets the library's ``ReadTimeout`` (the SDK retries it like any timeout and
     reports it as ``APITimeoutError``), and the worker stops at the next piece of the body it
-    receives. A body too large raises ``RemoteProtocolError`` naming the limit (see :func:`too_large`). Redirects are
-    followed and proxies from the environment used, as with the SDK's own client.
+    receives. A body too large, as sent or once decompressed (a small gzip body cannot grow past the
+    limit), is answered with a 413 that the SDK does not retry and :func:`too_large` reads the reason
+    from. Redirects are followed and proxies from the environment used, as with the SDK's own client.
     """
     httpx = _http_library()
 
     class _Guarded(httpx.SyncByteStream):  # type: ignore[misc, name-defined]
+        """The raw body: it stops when the request's time ran out, and past ``limit`` bytes as sent."""
+
         def __init__(self, inner: Any, stop: threading.Event, limit: int | None) -> None:
             self._inner, self._stop, self._limit = inner, stop, limit
 
@@ -154,8 +178,7 @@ def deadline_client(timeout_s: float, *, max_body_bytes: int | None = None) -> A
                     raise httpx.ReadTimeout("the request's time ran out")
                 size += len(chunk)
                 if self._limit is not None and size > self._limit:
-                    raise httpx.RemoteProtocolError(
-                        f"{_TOO_LARGE} {self._limit} bytes, more than an answer to this request can be")
+                    raise _TooLarge(f"{_TOO_LARGE} {self._limit} bytes, more than an answer to this request can be")
                 yield chunk
 
         def close(self) -> None:
@@ -176,10 +199,17 @@ def deadline_client(timeout_s: float, *, max_body_bytes: int | None = None) -> A
                         if stop.is_set():
                             raise httpx.ReadTimeout("the request's time ran out", request=request)
                         response.stream = _Guarded(response.stream, stop, max_body_bytes)
-                        response.read()
+                        body = _within(response.iter_bytes(), max_body_bytes)  # decoded
                     finally:
                         response.close()
-                    outcome["response"] = response
+                    headers = [(k, v) for k, v in response.headers.multi_items()
+                               if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+                    outcome["response"] = httpx.Response(response.status_code, headers=headers, content=body,
+                                                         request=request, extensions=response.extensions)
+                except _TooLarge as exc:  # an answer, not a broken connection: the SDK must not fetch it again
+                    outcome["response"] = httpx.Response(
+                        413, headers={_REFUSED: str(exc), "x-should-retry": "false"},
+                        json={"error": {"message": str(exc)}}, request=request)
                 except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
                     outcome["error"] = exc
                 finally:

@@ -36,6 +36,7 @@ MALFORMED = [
     ("sandbox:\n  docker:\n    timeout: soon\n", "sandbox.docker.timeout: 'soon' is not a duration above 0 like 30s"),
     ("key: value\n\tbad: tab\n", "invalid YAML"),
     ("sandbox:\n  timeout: -3\n", "sandbox.timeout: -3 is not a duration like 30s"),
+    ("models:\n  openai: {timeout: 1000000000000}\n", "models.openai.timeout: 1000000000000 is longer than a year"),
     ("timezone: Mars/Olympus\n", "timezone: 'Mars/Olympus' is not a known IANA zone like Europe/Berlin"),
     ("memory:\n  chunking: {overlap: 700}\n", "memory.chunking: overlap (700) must be below tokens (600)"),
     ("tools: &a {policy: {profile: coding}, x: *a}\n", "invalid YAML: an alias refers to a value that contains it"),

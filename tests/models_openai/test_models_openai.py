@@ -192,6 +192,15 @@ def test_the_timeout_bounds_a_dripping_answer(openai_server: OpenAIServer) -> No
     assert time.monotonic() - started < 2
 
 
+def test_a_body_too_large_is_refused_once_not_fetched_again(openai_server: OpenAIServer,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(clawcore_models_openai.chat, "_MAX_BODY_BYTES", 4096)
+    openai_server.fail(body=json.dumps({"padding": "x" * 8192}).encode(), endpoint="chat")
+    with pytest.raises(ProviderUnavailable, match="the response is larger than 4096 bytes"):
+        model_for(openai_server, retries=2).complete([Message("user", "x")])
+    assert len(openai_server.requests_to("chat/completions")) == 1
+
+
 @pytest.mark.parametrize(("settings", "expected"), [
     ({"baseUrl": "not a url"}, "baseUrl: 'not a url' is not an http:// or https:// URL"),
     ({"baseUrl": "ftp://127.0.0.1/v1"}, "is not an http:// or https:// URL"),

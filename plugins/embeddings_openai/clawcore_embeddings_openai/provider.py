@@ -161,6 +161,10 @@ class OpenAIEmbeddingProvider:
         except openai.RateLimitError as exc:
             raise _Transient("rate limited (HTTP 429)", retry_after_seconds(exc.response.headers)) from None
         except openai.APIStatusError as exc:
+            oversize = too_large(exc)
+            if oversize:  # fetching it again would bring the same body
+                problem = f"openai embeddings at {self.base_url}: unreadable response ({oversize})"
+                raise ProviderUnavailable(problem) from None
             if exc.status_code >= 500 or exc.status_code in (408, 409):
                 raise _Transient(f"HTTP {exc.status_code}", retry_after_seconds(exc.response.headers)) from None
             raise ProviderUnavailable(
@@ -168,9 +172,8 @@ class OpenAIEmbeddingProvider:
             ) from None
         except openai.APITimeoutError:
             raise _Transient(f"no answer within {self.settings.timeout_s:g}s") from None
-        except openai.APIConnectionError as exc:
-            oversize = too_large(exc)
-            raise _Transient(f"unreadable response ({oversize})" if oversize else "cannot connect") from None
+        except openai.APIConnectionError:
+            raise _Transient("cannot connect") from None
         except (openai.APIResponseValidationError, ValueError, RecursionError) as exc:
             raise _Transient(f"unreadable response ({type(exc).__name__})") from None
         data = response.data if isinstance(response, CreateEmbeddingResponse) else None

@@ -98,15 +98,15 @@ class OpenAIChatModel:
         try:
             completion = self._client.chat.completions.create(**request)
         except openai.APIStatusError as exc:
+            oversize = too_large(exc)
+            if oversize:
+                raise ProviderUnavailable(self._unreadable(oversize)) from None
             raise ProviderUnavailable(self._describe(exc, f"HTTP {exc.status_code}")) from None
         except openai.APITimeoutError:
             raise ProviderUnavailable(
                 f"model {self.model!r} at {self.base_url} did not answer in time; "
                 "raise models.openai.timeout or check the server") from None
         except openai.APIConnectionError as exc:
-            oversize = too_large(exc)
-            if oversize:
-                raise ProviderUnavailable(self._unreadable(oversize)) from None
             raise ProviderUnavailable(self._describe(exc, "cannot connect")) from None
         except (openai.OpenAIError, ValueError, RecursionError) as exc:
             raise ProviderUnavailable(self._describe(exc, "bad response")) from None
