@@ -92,12 +92,16 @@ def test_search_sees_every_kind_of_change_to_the_file_tree(workspace: Path, open
     # Renamed within the same folder.
     os.replace(workspace / "memory" / "trips" / "air.md", workspace / "memory" / "trips" / "sky.md")
     assert [r.path for r in memory.search("zeppelin", vector=False).results] == ["memory/trips/sky.md"]
-    # A symlinked note whose target changes without any listing changing.
-    outside = workspace / "memory" / "trips" / "target.txt"
+    # A symlinked note whose target changes without any listing changing (an extra path's link may lead
+    # anywhere: the user named it).
+    outside = tmp_path / "target.md"
     outside.write_text("- A hovercraft crossing.\n", encoding="utf-8")
-    (workspace / "memory" / "link.md").symlink_to(outside)
-    assert [r.path for r in memory.search("hovercraft", vector=False).results] == ["memory/link.md"]
-    outside.unlink()
+    (workspace / "memory" / "link.md").symlink_to(workspace / "memory" / "trips" / "sky.md")
+    (workspace / "memory" / "trips" / "sky.md").unlink()
+    (workspace / "memory" / "trips" / "sky.md").symlink_to(outside)
+    memory = open_mem(workspace, {"extraPaths": ["memory/trips"]})
+    assert "memory/trips/sky.md" in [r.path for r in memory.search("hovercraft", vector=False).results]
+    outside.write_text("- A zeppelin again.\n", encoding="utf-8")
     assert memory.search("hovercraft", vector=False).results == ()
     # The root file appears.
     (workspace / "MEMORY.md").unlink()

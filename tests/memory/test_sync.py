@@ -116,15 +116,16 @@ def test_a_link_inside_the_workspace_counts_only_where_it_leads_to_memory(tmp_pa
     (ws / "clawcore.yaml").write_text("models: {openai: {apiKey: zebra}}\n")
     (ws / "notes.md").write_text("zebra notes outside memory\n")
     (ws / "memory" / "2026-11-30.md").write_text("kept zebra daily note\n")
+    (ws / "memory" / ".env").write_text("API_TOKEN=zebra-in-memory\n")
     for name, target in [("keys.md", "../.env.local"), ("cfg.md", "../clawcore.yaml"), ("n.md", "../notes.md"),
-                         ("latest.md", "2026-11-30.md")]:
+                         ("env.md", ".env"), ("latest.md", "2026-11-30.md")]:
         (ws / "memory" / name).symlink_to(target)
     (ws / "MEMORY.md").symlink_to(".env.local")
     memory = open_mem(ws, provider="none")
     memory.sync()
     assert [r.path for r in memory.search("zebra").results] == ["memory/2026-11-30.md"]
     assert memory.get("memory/latest.md") == "kept zebra daily note"
-    for name in ("memory/keys.md", "memory/cfg.md", "memory/n.md", "MEMORY.md"):
+    for name in ("memory/keys.md", "memory/cfg.md", "memory/n.md", "memory/env.md", "MEMORY.md"):
         with pytest.raises(MemoryAccessError, match="leads out of the workspace's memory"):
             memory.get(name)
 

@@ -54,14 +54,14 @@ def _utf8(text: str) -> bool:
 
 
 def _memory_place(real: Path, real_root: Path) -> bool:
-    """Whether a resolved path is itself where memory lives: a root file or a file under ``memory/``.
+    """Whether a resolved path is itself where memory lives: a root file or Markdown under ``memory/``.
 
     A link inside the workspace may only lead to another memory file: one to ``../.env`` or to the
     runtime's config would hand files the tool policy denies to ``memory_get`` and to search snippets.
     """
     if real.parent == real_root:
         return real.name in ROOT_FILES
-    return _inside(real, (real_root / "memory").resolve())
+    return real.suffix.lower() == ".md" and _inside(real, (real_root / "memory").resolve())
 
 
 def _label(path: Path, workspace: Path) -> str:
