@@ -110,14 +110,10 @@ class Hooks:
                     )
                 elif isinstance(answer, Decision):
                     decisions.append(answer if answer.source else replace(answer, source=plugin))
-                elif answer is not None:
-                    decisions.append(
-                        Decision.deny(
-                            f"{name} in plugin {plugin!r} returned {type(answer).__name__}, not a Decision",
-                            rules=("hook-failure",),
-                            source=plugin,
-                        )
-                    )
+                elif answer is not None:  # a decider that answered something else decided nothing: deny
+                    wrong = self._wrong_type(name, plugin, answer, "a Decision", failing_context)
+                    decisions.append(Decision.deny(f"{name} in plugin {plugin!r} {wrong}", rules=("hook-failure",),
+                                                   source=plugin))
         return strictest(decisions)
 
     def _verdicts(self, name: str, failing_context: HookContext, /, **kwargs: Any) -> list[Verdict]:

@@ -87,6 +87,7 @@ class Scanner:
             conversation_id=f"scan-{self._count}",
             channel="scan",
             high_risk_tools=self.runtime.high_risk_tools,
+            tool_groups=self.runtime.tool_groups,
         )
 
     def scan(self, case: Mapping[str, Any]) -> ScanResult:

@@ -75,6 +75,11 @@ def _texts(value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _source(value: object) -> None:
+    if not isinstance(value, str):
+        raise ValueError(f"source must be the name of a plugin, not {value!r}")
+
+
 @dataclass(frozen=True)
 class Decision:
     """A decider's answer about one action.
@@ -96,6 +101,7 @@ class Decision:
         object.__setattr__(self, "action", _member(Action, self.action, "Decision action"))
         object.__setattr__(self, "reasons", _texts(self.reasons))
         object.__setattr__(self, "rules", _texts(self.rules))
+        _source(self.source)
 
     @classmethod
     def allow(cls, *reasons: str, rules: Sequence[str] = (), source: str = "") -> Decision:
@@ -148,6 +154,7 @@ class Verdict:
         object.__setattr__(self, "score", float(score))
         object.__setattr__(self, "reasons", _texts(self.reasons))
         object.__setattr__(self, "rules", _texts(self.rules))
+        _source(self.source)
 
     @property
     def flagged(self) -> bool:

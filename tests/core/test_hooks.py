@@ -114,8 +114,11 @@ def test_a_wrong_return_type_is_a_deny(plugin_manager, register_plugin, tmp_path
             return "allow"
 
     register_plugin(Sloppy(), "sloppy")
-    decision = Hooks(plugin_manager).decide_tool_call(ToolCall("bash", {}), ctx(tmp_path))
-    assert decision.action is Action.DENY and "not a Decision" in decision.reasons[0]
+    failures = []
+    hooks = Hooks(plugin_manager, on_failure=lambda *a: failures.append((a[0], a[1], str(a[2]))))
+    decision = hooks.decide_tool_call(ToolCall("bash", {}), ctx(tmp_path))
+    assert decision.action is Action.DENY and "returned str, not a Decision" in decision.reasons[0]
+    assert failures == [("decide_tool_call", "sloppy", "returned str, not a Decision")]
 
 
 def test_verdicts_are_collected_and_a_raising_monitor_is_suspicious(plugin_manager, register_plugin, tmp_path) -> None:
@@ -225,6 +228,8 @@ def test_a_decision_takes_its_action_as_a_string_and_refuses_anything_else(
     assert (decision.action, decision.reasons, decision.rules) == (Action.DENY, ("a reason",), ("my-rule",))
     with pytest.raises(ValueError, match="Decision action must be one of allow, confirm, deny, not None"):
         Decision(None)
+    with pytest.raises(ValueError, match="source must be the name of a plugin, not 123"):
+        Decision(Action.DENY, ("nope",), (), 123)
 
     class Careless:
         @hookimpl
