@@ -499,6 +499,58 @@ def test_unreadable_state_is_moved_aside(tmp_path: Path) -> None:
     assert [key for key, _ in again.items()] == ["s"]
 
 
+def test_a_busy_state_database_fails_closed_and_is_never_set_aside(make_runtime: Any, clawcore_home: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: Any) -> None:
+    import sqlite3
+
+    from clawcore.cli import main
+    from clawcore_prism.plugin import monitor_for
+
+    monkeypatch.setattr(RiskStore, "busy_timeout_s", 0.1)
+    rt = make_runtime()
+    ctx = rt.context("victim")
+    for _ in range(5):
+        rt.hooks.message_received(Message("user", ATTACK), ctx)
+    monitor_for(rt.home, rt.config.data).store.close()  # its connection gone, as after a restart
+    folder = clawcore_home / "prism"
+    holder = sqlite3.connect(folder / "state.db", isolation_level=None)  # a backup job, an sqlite3 shell
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("SELECT 1 FROM risk").fetchall()
+    try:
+        decision = rt.hooks.decide_tool_call(ToolCall("memory_search", {"query": "x"}, "c1"), ctx)
+        assert decision.action is Action.DENY
+        assert any("state.db: database is locked" in reason for reason in decision.reasons), decision.reasons
+        assert main(["prism", "status"]) == 1
+        err = capsys.readouterr().err
+        assert "database is locked" in err and len(err.strip().splitlines()) == 1, err
+        assert not list(folder.glob("state.broken*"))
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    assert decide(rt, ctx, "memory_search", query="x") is Action.DENY  # the lock was kept
+    [row] = monitor_for(rt.home, rt.config.data).status("victim")
+    assert row["locked"]
+
+
+def test_status_reads_and_moves_nothing(clawcore_home: Path, capsys: Any) -> None:
+    from clawcore.cli import main
+
+    folder = clawcore_home / "prism"
+    folder.mkdir()
+    (folder / "state.db").write_bytes(b"this is not an SQLite database" * 100)
+    assert main(["prism", "status"]) == 1
+    err = capsys.readouterr().err
+    assert "state.db: file is not a database" in err and len(err.strip().splitlines()) == 1, err
+    assert sorted(p.name for p in folder.iterdir()) == ["state.db"]
+    (folder / "state.db").unlink()
+    (folder / "state.json").write_text('{"version": 1, "sessions": {}}')
+    assert main(["prism", "status"]) == 0
+    assert "state.json of an earlier version is not shown" in capsys.readouterr().out.replace("\n", "")
+    assert sorted(p.name for p in folder.iterdir()) == ["state.json"]
+
+
 def test_one_unreadable_row_locks_its_session_and_keeps_the_others(tmp_path: Path) -> None:
     import sqlite3
 

@@ -18,13 +18,15 @@ __all__ = ["command"]
 def _monitor(ctx: click.Context, *, strict: bool) -> Monitor:
     """The monitor of this home.
 
-    ``strict=False`` (status) still shows the state while ``clawcore.yaml`` does not validate — the
-    moment an operator most needs it — with default settings and the file's ``stateDir``; ``unlock``
-    is strict, because it must be audited and the audit log's settings live in that file.
+    ``strict=False`` (status) only reads: a monitor of its own that creates, imports and moves aside
+    nothing, which still shows the state while ``clawcore.yaml`` does not validate — the moment an
+    operator most needs it — with default settings and the file's ``stateDir``; ``unlock`` is strict,
+    because it must be audited and the audit log's settings live in that file.
     """
     from clawcore.config import load_config, read_config_file
 
-    from clawcore_prism.plugin import monitor_for
+    from clawcore_prism.plugin import monitor_for, section_of
+    from clawcore_prism.settings import PrismSettings
 
     state = ctx.find_root().obj
     try:
@@ -36,10 +38,15 @@ def _monitor(ctx: click.Context, *, strict: bool) -> Monitor:
         with contextlib.suppress(ClawcoreError):
             section = read_config_file(state.home / "clawcore.yaml").get("prism")
         state_dir = section.get("stateDir") if isinstance(section, dict) else None
-        monitor = monitor_for(state.home, {"prism": {"stateDir": state_dir}} if isinstance(state_dir, str) else {})
+        monitor = Monitor(state.home.expanduser().resolve(),
+                          PrismSettings(**({"state_dir": state_dir} if isinstance(state_dir, str) else {})),
+                          read_only=True)
         monitor.config_error = f"clawcore.yaml does not validate, showing the state with default settings: {exc}"
         return monitor
-    return monitor_for(state.home, config.data)
+    if strict:
+        return monitor_for(state.home, config.data)
+    return Monitor(state.home.expanduser().resolve(), PrismSettings.from_section(section_of(config.data)),
+                   config=config.data, read_only=True)
 
 
 def _session(argument: str) -> str:

@@ -142,10 +142,11 @@ class Monitor:
     :param home: ``$CLAWCORE_HOME``.
     :param settings: the active settings.
     :param clock: wall-clock source (tests pass their own to show decay).
+    :param read_only: an operator's view (``clawcore prism status``): the state is read, never written or moved.
     """
 
     def __init__(self, home: Path, settings: PrismSettings, *, clock: Callable[[], float] = time.time,
-                 config: Mapping[str, Any] | None = None) -> None:
+                 config: Mapping[str, Any] | None = None, read_only: bool = False) -> None:
         self.home = home
         self.clock = clock
         self.config: Mapping[str, Any] = config or {}
@@ -166,7 +167,7 @@ class Monitor:
         #: Positions count for the token they were seen for: an unlock or a new canary starts afresh.
         self._canary_seen: OrderedDict[str, tuple[str, frozenset[int]]] = OrderedDict()
         self.store = RiskStore(self._state_dir(settings), settings.half_life_s, clock=clock,
-                               recent_events=settings.recent_events)
+                               recent_events=settings.recent_events, read_only=read_only)
         self.store.load()
 
     # -- configuration ---------------------------------------------------------

@@ -29,6 +29,7 @@ __all__ = [
     "message_sending",
     "monitor_for",
     "register_commands",
+    "section_of",
     "session_end",
     "subagent_spawning",
     "tool_result_persist",
@@ -38,7 +39,7 @@ _MONITORS: dict[Path, Monitor] = {}
 _GUARD = threading.Lock()
 
 
-def _section(config: Mapping[str, Any]) -> Mapping[str, Any]:
+def section_of(config: Mapping[str, Any]) -> Mapping[str, Any]:
     section = config.get("prism") if isinstance(config, Mapping) else None
     return section if isinstance(section, Mapping) else {}
 
@@ -49,7 +50,7 @@ def monitor_for(home: Path, config: Mapping[str, Any]) -> Monitor:
     with _GUARD:
         monitor = _MONITORS.get(key)
         if monitor is None:
-            monitor = Monitor(key, PrismSettings.from_section(_section(config)), config=config)
+            monitor = Monitor(key, PrismSettings.from_section(section_of(config)), config=config)
             _MONITORS[key] = monitor
         return monitor
 
@@ -71,7 +72,7 @@ def config_schema() -> Mapping[str, Mapping[str, Any]]:
 def gateway_start(config: Mapping[str, Any], home: Any) -> None:
     """Restore persisted risk and take the current config (later changes are hot-reloaded)."""
     key = Path(home).expanduser().resolve()
-    settings = PrismSettings.from_section(_section(config))
+    settings = PrismSettings.from_section(section_of(config))
     with _GUARD:
         monitor = _MONITORS.get(key)
         if monitor is None:

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from clawcore.errors import ClawcoreError
 from clawcore.folders import make_folder
@@ -110,6 +110,12 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def _unreadable(exc: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite said the file is no database or a corrupt one (not busy, locked or unopenable)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
 def _parse_state(key: str, session_id: str, raw: str, now: float) -> RiskState:
     """A row's state; fields a later version added are ignored; anything unreadable reads as locked."""
     try:
@@ -139,14 +145,19 @@ class RiskStore:
     :param directory: where ``state.db`` lives.
     :param half_life_s: decay half-life.
     :param clock: time source (seconds); the wall clock by default.
+    :param read_only: only read (``clawcore prism status``): nothing is created, imported or moved aside.
     """
 
+    #: How long a hook waits for another process's transaction before it fails closed.
+    busy_timeout_s: ClassVar[float] = 5.0
+
     def __init__(self, directory: Path, half_life_s: float, *, clock: Callable[[], float] = time.time,
-                 recent_events: int = 20) -> None:
+                 recent_events: int = 20, read_only: bool = False) -> None:
         self.path = directory / STATE_FILE
         self.half_life_s = half_life_s
         self.clock = clock
         self.recent_events = recent_events
+        self.read_only = read_only
         self._states: dict[str, RiskState] = {}
         self._db: sqlite3.Connection | None = None
         self._version: int | None = None
@@ -156,12 +167,18 @@ class RiskStore:
     def _connect(self, create: bool) -> sqlite3.Connection | None:
         if self._db is not None:
             return self._db
+        if self.read_only:
+            if not self.path.exists():
+                return None
+            self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=self.busy_timeout_s,
+                                       isolation_level=None, check_same_thread=False)
+            return self._db
         if not create and not self.path.exists() and not (self.path.parent / LEGACY_FILE).exists():
             return None
         make_folder(self.path.parent)
         # Created 0600 before SQLite opens it: its -wal and -shm files take that mode (canaries are secrets).
         os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
-        db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+        db = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             # NORMAL under WAL: a commit survives a crash of this process; a power cut may lose the last ones.
@@ -193,12 +210,14 @@ class RiskStore:
     def load(self) -> None:
         """Read every row.
 
-        No database is no state. A file SQLite cannot read is moved aside to ``state.broken`` and every
-        session starts afresh (``clawcore prism status`` says so while that file exists). A row that does
-        not parse is one session in doubt: it is read as locked, and its row is left as it is until an
-        operator unlocks the session.
+        No database is no state. A file that is no SQLite database, or a corrupt one, is moved aside to
+        ``state.broken`` and every session starts afresh (``clawcore prism status`` says so while that file
+        exists). A database that is busy (locked by another process) or cannot be opened is left as it is:
+        its locks are still in it. A row that does not parse is one session in doubt: it is read as locked,
+        and its row is left as it is until an operator unlocks the session.
 
-        :raises ClawcoreError: when the state folder cannot be opened at all (a one-line reason).
+        :raises ClawcoreError: when the state cannot be read now (a one-line reason): the state folder cannot
+            be opened, the database is busy or cannot be opened, or (read-only) it is unreadable.
         """
         folder = self.path.parent
         existing = next(p for p in (folder, *folder.parents) if p.exists() or p == p.parent)
@@ -206,10 +225,15 @@ class RiskStore:
             raise ClawcoreError(f"prism state {self.path}: {existing} is not a folder; fix prism.stateDir")
         try:
             db = self._connect(create=False)
-            rows = db.execute("SELECT key, session_id, state FROM risk").fetchall() if db else []
+            rows = self._rows(db) if db else []
             self._version = db.execute("PRAGMA data_version").fetchone()[0] if db else None
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
             self.close()
+            if self.read_only or not _unreadable(exc):
+                # Busy, or not to be touched: its locks are still in it, so nothing is moved and no hook allows.
+                raise ClawcoreError(f"prism state {self.path}: {exc}"
+                                    + ("" if _unreadable(exc) else "; every hook is denied until it can be read")
+                                    ) from None
             for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(FileNotFoundError):
                     os.replace(f"{self.path}{suffix}", f"{self.broken_path}{suffix}")
@@ -218,6 +242,11 @@ class RiskStore:
             self.close()
             raise ClawcoreError(f"prism state {self.path}: {exc.strerror or exc}") from None
         self._states = {key: _parse_state(key, session_id, raw, self.clock()) for key, session_id, raw in rows}
+
+    def _rows(self, db: sqlite3.Connection) -> list[tuple[str, str, str]]:
+        if self.read_only and not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'risk'").fetchone():
+            return []  # a database of other tables: the writer adds the table at its first write
+        return db.execute("SELECT key, session_id, state FROM risk").fetchall()
 
     @property
     def broken_path(self) -> Path:
@@ -229,6 +258,9 @@ class RiskStore:
         found = [f"{path} could not be read and was set aside; the sessions it held started afresh"
                  for path in (self.broken_path, self.path.parent / (Path(LEGACY_FILE).stem + ".unreadable"))
                  if path.exists()]
+        if self.read_only and (self.path.parent / LEGACY_FILE).exists():
+            found.append(f"{self.path.parent / LEGACY_FILE} of an earlier version is not shown; "
+                         "it is imported when the gateway next starts")
         found += [f"session {state.session_id!r}: its saved state could not be read; locked until unlocked"
                   for _, state in self.items()
                   if state.locked and any(event.get("kind") == "unreadable" for event in state.events)]
@@ -236,9 +268,11 @@ class RiskStore:
 
     def refresh(self) -> None:
         """Re-read the rows when another process committed since we last read (``PRAGMA data_version``)."""
-        db = self._connect(create=False)
+        db = self._db
         if db is None:
-            if self._version is not None or self.path.exists():
+            # Opened by load, which knows a busy database from an unreadable one.
+            if self._version is not None or self.path.exists() or \
+                    (not self.read_only and (self.path.parent / LEGACY_FILE).exists()):
                 self.load()
             return
         try:
@@ -250,11 +284,16 @@ class RiskStore:
 
     def save(self, *states: RiskState) -> None:
         """Write the rows of ``states`` (each one transaction, a few hundred microseconds)."""
-        db = self._connect(create=True)
-        assert db is not None
-        with db:
-            db.executemany("INSERT OR REPLACE INTO risk VALUES (?, ?, ?)",
-                           [(st.key, st.session_id, json.dumps(vars(st))) for st in states])
+        if self.read_only:
+            raise ClawcoreError(f"prism state {self.path}: opened read-only")
+        try:
+            db = self._connect(create=True)
+            assert db is not None
+            with db:
+                db.executemany("INSERT OR REPLACE INTO risk VALUES (?, ?, ?)",
+                               [(st.key, st.session_id, json.dumps(vars(st))) for st in states])
+        except sqlite3.DatabaseError as exc:  # busy past the timeout: the hook fails closed, with a reason
+            raise ClawcoreError(f"prism state {self.path}: {exc}") from None
 
     def _delete(self, keys: list[str]) -> None:
         db = self._connect(create=False)
