@@ -152,6 +152,8 @@ def test_tail_reads_from_the_end(tmp_path: Path) -> None:
             log.append("k.v", {"i": i, "blob": "y" * 400})
     assert [r.data["i"] for r in tail_records(path, 3)] == [497, 498, 499]
     assert len(tail_records(path, 1000)) == 500
+    within = tail_records(path, 1000, "k.*", max_bytes=50_000)  # about a hundred lines of ~500 bytes
+    assert 50 < len(within) < 110 and within[-1].data["i"] == 499
 
 
 def test_writer_follows_a_replaced_file(tmp_path: Path) -> None:

@@ -87,14 +87,19 @@ def _sessions_list(runtime: Runtime, params: Mapping[str, Any], context: HookCon
     ]
 
 
+#: How much of the audit log's end ``audit.tail`` reads at most.
+TAIL_BYTES = 64 * 1024 * 1024
+
+
 def _audit_tail(runtime: Runtime, params: Mapping[str, Any], context: HookContext) -> Any:
     from clawcore.security.audit import tail_records
     from clawcore.security.audit_plugin import AuditSettings
 
     settings = AuditSettings.from_config(runtime.config.data, runtime.home)
     count = min(max(int(params.get("n", 20)), 0), 1000)
-    # With a kind, the log is read backwards as far as it takes to find `count` of them.
-    return [r.to_json() for r in tail_records(settings.path, count, params.get("kind"))]
+    # With a kind, the log is read backwards as far as it takes to find `count` of them, within its last
+    # 64 MiB: the gateway runs one call at a time, and one client must not hold the others for a whole log.
+    return [r.to_json() for r in tail_records(settings.path, count, params.get("kind"), max_bytes=TAIL_BYTES)]
 
 
 def _chat_send(runtime: Runtime, params: Mapping[str, Any], context: HookContext) -> Any:

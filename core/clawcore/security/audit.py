@@ -522,13 +522,15 @@ def _lines_backwards(fd: int, end: int) -> Iterator[bytes]:
         yield rest
 
 
-def tail_records(path: Path, count: int, kind: str | None = None) -> list[AuditRecord]:
+def tail_records(path: Path, count: int, kind: str | None = None, *, max_bytes: int | None = None) -> list[AuditRecord]:
     """The last ``count`` complete records, read from the end of the file; lines that are not records
     are skipped.
 
     :param kind: only records of this kind (a trailing ``*`` matches a prefix). The log is read
         backwards only as far as it takes to find ``count`` of them — the whole log when there are
         fewer; lines that cannot hold the kind are not parsed.
+    :param max_bytes: read no more than this much of the log's end (a server answering many clients
+        must not read a log of gigabytes for one of them).
     """
     if count <= 0:
         return []
@@ -545,7 +547,11 @@ def tail_records(path: Path, count: int, kind: str | None = None) -> list[AuditR
     out: list[AuditRecord] = []
     try:
         end, _ = _split_torn(fd, os.fstat(fd).st_size)
+        budget = end if max_bytes is None else max_bytes
         for raw in _lines_backwards(fd, end):
+            budget -= len(raw) + 1
+            if budget < 0:
+                break
             if needle not in raw:
                 continue
             try:
