@@ -264,13 +264,13 @@ _FILE_SUFFIX = re.compile(r"\.(?:html?|txt|json|xml|ya?ml|csv|tsv|md|log|conf|cf
                           r"|deb|rpm|whl|pdf|png|jpe?g|gif|svg|bin|iso|img|out|tmp|bak)$", re.IGNORECASE)
 
 
-def _urls_of(command: str) -> list[str]:
+def _urls_of(command: str, commands: Sequence[Any]) -> list[str]:
     """The URLs a shell line names: as written, as the shell reads them (``https://web''hook.site``,
     ``webhook\\.site``), and hosts a fetcher is given without a scheme (``curl webhook.site/x``)."""
     from clawcore.security.commands import _effective
 
     urls = _URL_IN_TEXT.findall(command)
-    for cmd in _every_command(command):
+    for cmd in commands:
         urls += [url for arg in cmd.args for url in _URL_IN_TEXT.findall(arg)]
         name, *args = _effective(cmd) or [""]  # `timeout 5 curl host/x`: the fetcher behind the wrapper
         if name.rsplit("/", 1)[-1] not in FETCHERS:
@@ -510,8 +510,12 @@ class ToolPolicy:
                         SOURCE,
                     )
                 )
-            out.extend(self._command_urls(command))
-            out.extend(self._command_runtime_files(command))
+            policy = self._path_policy()
+            # Parsed once, as the sandbox's shell would see it: the working directory, HOME (the workspace).
+            env = {"CLAWCORE_HOME": str(policy.home), "PWD": str(policy.workspace), "HOME": str(policy.workspace)}
+            commands = _every_command(command, env)
+            out.extend(self._command_urls(command, commands))
+            out.extend(self._command_runtime_files(commands))
         op = _PATH_TOOLS.get(call.name)
         if op is None and "fs" in self._groups_of(call.name) and "path" in args:
             op = "write" if any(k in args for k in ("content", "new")) else "read"
@@ -532,7 +536,7 @@ class ToolPolicy:
             out.append(self._network_policy().check_url(url, resolve=False))
         return out
 
-    def _command_urls(self, command: str) -> list[Decision]:
+    def _command_urls(self, command: str, commands: Sequence[Any]) -> list[Decision]:
         """URLs written in a shell command pass the network policy's blocklists.
 
         Only the rules about where data may go apply (exfiltration endpoints,
@@ -541,7 +545,7 @@ class ToolPolicy:
         ordinary, so the private-network guard is left to ``web_fetch``.
         """
         out = []
-        for url in _urls_of(command):
+        for url in _urls_of(command, commands):
             if _names_metadata(url):
                 out.append(Decision.deny(f"reaches the cloud instance-metadata service ({url}), where credentials live",
                                          rules=("command:cloud-credentials",), source=SOURCE))
@@ -563,7 +567,7 @@ class ToolPolicy:
                 )
         return out
 
-    def _command_runtime_files(self, command: str) -> list[Decision]:
+    def _command_runtime_files(self, commands: Sequence[Any]) -> list[Decision]:
         """A shell command may not name the runtime's own files: config, audit log, transcripts, index.
 
         The file tools refuse them by path; a shell reaches them by any spelling (``../clawcore.yaml``
@@ -576,9 +580,6 @@ class ToolPolicy:
         from clawcore.security import shell
 
         policy = self._path_policy()
-        # What the sandbox's shell would see: the working directory, HOME (the sandbox's is the workspace).
-        env = {"CLAWCORE_HOME": str(policy.home), "PWD": str(policy.workspace), "HOME": str(policy.workspace)}
-        commands = _every_command(command, env)
         known = [policy.workspace]  # the folders the line may be in
         doubt = False  # and somewhere it cannot be known: the home, for all we know
         for cmd in commands:
