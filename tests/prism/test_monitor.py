@@ -457,6 +457,38 @@ def test_hot_reload_keeps_previous_config_on_error(make_runtime: Any, clawcore_h
     assert monitor.settings.half_life_s == 1200
 
 
+def test_a_state_folder_is_never_swapped_by_a_hot_reload(make_runtime: Any, clawcore_home: Path) -> None:
+    from clawcore.errors import ClawcoreError
+    from clawcore_prism.plugin import monitor_for
+
+    config = clawcore_home / "clawcore.yaml"
+    config.write_text(yaml.safe_dump({"prism": {"reloadInterval": 0}}))
+    rt = make_runtime({"reloadInterval": 0})
+    ctx = rt.context("s1")
+    for _ in range(5):
+        rt.hooks.message_received(Message("user", ATTACK), ctx)
+    monitor = monitor_for(clawcore_home, rt.config.data)
+    (clawcore_home / "afile").write_text("x")
+    for state_dir in (str(clawcore_home / "afile" / "sub"), "elsewhere"):  # unusable, and usable but empty
+        config.write_text(yaml.safe_dump({"prism": {"reloadInterval": 0, "stateDir": state_dir, "halfLife": "1m"}}))
+        for _ in range(3):
+            assert decide(rt, ctx, "memory_search", query="x") is Action.DENY
+            assert rt.hooks.message_sending(Message("assistant", "hi"), ctx).action is Action.DENY
+        assert monitor.settings.state_dir == "prism" and monitor.settings.half_life_s == 1800
+        assert "changes only at a restart" in monitor.config_error
+        [rejected] = [d for k, d, _ in rt.events if k == "prism.config.rejected" and state_dir in d["error"]]
+        assert rejected["error"].startswith("prism.stateDir: changed from 'prism' to ")
+        rt.events.clear()
+    assert not (clawcore_home / "elsewhere").exists()
+    # at a start, a new folder that cannot be read leaves the previous settings and state in place
+    before = monitor.store
+    with pytest.raises(ClawcoreError, match="afile is not a folder"):
+        monitor.apply(PrismSettings(state_dir=str(clawcore_home / "afile" / "sub"), half_life_s=60))
+    assert monitor.store is before and monitor.settings.half_life_s == 1800
+    [row] = monitor.status("s1")
+    assert row["locked"]
+
+
 def test_disabled_prism_answers_nothing(make_runtime: Any) -> None:
     rt = make_runtime({"enabled": False})
     assert rt.hooks.message_received(Message("user", ATTACK), rt.context("s1")) == []

@@ -183,17 +183,22 @@ class Monitor:
         return (st.st_mtime_ns, st.st_size)
 
     def apply(self, settings: PrismSettings) -> None:
+        """Take ``settings``; a new ``stateDir`` (at a start, see ``gateway_start``) is opened first.
+
+        :raises ClawcoreError: the new state cannot be read; the previous settings and state are kept.
+        """
+        new_dir = self._state_dir(settings)
+        store = self.store
+        if new_dir / STATE_FILE != store.path:
+            store = RiskStore(new_dir, settings.half_life_s, clock=self.clock, recent_events=settings.recent_events)
+            store.load()
+            self.store.close()
+            self.store = store
         self.settings = settings
         self._models.clear()  # built from the previous llm settings
         self._said.clear()
-        self.store.half_life_s = settings.half_life_s
-        self.store.recent_events = settings.recent_events
-        new_dir = self._state_dir(settings)
-        if new_dir / STATE_FILE != self.store.path:
-            self.store.close()
-            self.store = RiskStore(new_dir, settings.half_life_s, clock=self.clock,
-                                   recent_events=settings.recent_events)
-            self.store.load()
+        store.half_life_s = settings.half_life_s
+        store.recent_events = settings.recent_events
 
     def reload_config(self, context: HookContext | None = None, *, force: bool = False) -> bool:
         """Re-read ``clawcore.yaml`` when it changed; a bad ``prism`` section keeps the previous settings.
@@ -216,6 +221,10 @@ class Monitor:
             if not isinstance(section, Mapping):
                 raise ClawcoreError("prism: expected a mapping")
             settings = PrismSettings.from_section(section)
+            if self._state_dir(settings) != self._state_dir(self.settings):
+                # The locks live in the folder: a running monitor never swaps it (a restart does).
+                raise ClawcoreError(f"prism.stateDir: changed from {self.settings.state_dir!r} to "
+                                    f"{settings.state_dir!r}; the state folder changes only at a restart")
         except ClawcoreError as exc:
             self.config_error = f"config reload rejected, previous prism settings kept: {exc}"
             if context is not None:
