@@ -15,12 +15,10 @@ imported only when a client is built: the core itself never needs it.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 __all__ = ["CLEARTEXT_RULE", "deadline_client", "endpoint_problem", "endpoint_properties",
            "is_variable_name", "too_large"]
@@ -92,23 +90,13 @@ def endpoint_problem(section: str, settings: Mapping[str, Any]) -> str | None:
         return f"{section}.baseUrl is not an http:// or https:// URL with a host (not shown: it may hold a key)"
     if re.match(_USERINFO_PATTERN, url):
         return f"{section}.baseUrl carries a user name or password before the host; give the key through apiKeyEnv"
-    parts = urlsplit(url)
-    if parts.scheme == "http" and not _is_loopback(parts.hostname or "") and settings.get("allowInsecureHttp") is not True:
+    if not re.match(_LOOPBACK_HTTP_PATTERN, url) and settings.get("allowInsecureHttp") is not True:  # the schema's rule
         return (f"{section}.baseUrl {url!r} is plain http:// to a host other than loopback: the key and every text "
                 "would cross the network unencrypted; use https://, or set allowInsecureHttp: true to accept that")
     return None
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-#: The start of the message of a body refused for its size (the SDK reports it as a connection error).
+#: The start of the reason a body is refused for its size.
 _TOO_LARGE = "the response is larger than"
 
 
