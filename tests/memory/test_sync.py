@@ -219,3 +219,21 @@ def test_lines_are_counted_as_an_editor_counts_them(tmp_path: Path, open_mem) ->
     [result] = memory.search("kiwi").results
     assert (result.start_line, result.end_line) == (1, 4)
     assert memory.get("memory/ls.md", 4, 1) == "line four target kiwi"
+
+
+def test_another_folder_gets_an_index_of_its_own(tmp_path: Path, monkeypatch) -> None:
+    from clawcore.config import load_config
+    from clawcore.memory import default_index, open_memory
+
+    home = tmp_path / "home"
+    (home / "workspace" / "memory").mkdir(parents=True)
+    other = tmp_path / "other"
+    (other / "memory").mkdir(parents=True)
+    (other / "MEMORY.md").write_text("otter facts\n")
+    monkeypatch.setenv("CLAWCORE_HOME", str(home))
+    config = load_config(home, data={"memory": {"embeddings": {"provider": "none"}}})
+    assert default_index(home / "workspace", config) == home / "index" / "memory.sqlite"
+    with open_memory(other, config) as memory:
+        assert memory.search("otter").results
+    assert not (home / "index" / "memory.sqlite").exists()
+    assert default_index(other, config).exists() and default_index(other, config).parent == home / "index"

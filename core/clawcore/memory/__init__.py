@@ -7,6 +7,7 @@ keyword and meaning, ``get`` reads exact lines.
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -27,6 +28,7 @@ __all__ = [
     "SearchResponse",
     "SearchResult",
     "SyncReport",
+    "default_index",
     "open_memory",
 ]
 
@@ -47,7 +49,8 @@ def open_memory(
         the defaults.
     :param plugin_manager: where embedding providers come from; default a
         manager with the builtins and every installed plugin.
-    :param index_path: the SQLite file; default ``<home>/index/memory.sqlite``.
+    :param index_path: the SQLite file; default ``<home>/index/memory.sqlite`` for the home's own
+        workspace, and a file of its own under ``<home>/index/`` for any other (see :func:`default_index`).
     :param on_failure: told of a plugin whose ``register_embedding_providers`` raised (the runtime audits
         it); default a one-line warning. That plugin's providers are not offered.
     :raises ConfigError: the memory section is invalid.
@@ -70,10 +73,21 @@ def open_memory(
         effective = load_config(clawcore_home(), data=raw, pm=pm)
     settings = MemorySettings.from_section(effective.section("memory"))
     providers = Hooks(pm, on_failure=on_failure or _warn_failure).embedding_providers()
-    path = Path(index_path) if index_path is not None else effective.home / "index" / "memory.sqlite"
+    path = Path(index_path) if index_path is not None else default_index(workspace, effective)
     return Memory(Path(workspace), settings, home=effective.home, index_path=path, providers=providers)
 
 
 def _warn_failure(hook: str, plugin: str, exc: BaseException, context: Any) -> None:
     warnings.warn(f"plugin {plugin!r} failed in {hook} ({type(exc).__name__}: {exc}); its embedding providers "
                   "are not available", RuntimeWarning, stacklevel=2)
+
+
+def default_index(workspace: Path | str, config: Config) -> Path:
+    """Where the index of ``workspace`` lives by default: ``<home>/index/memory.sqlite`` for the home's
+    workspace; ``memory-<digest of its path>.sqlite`` beside it for another, so that opening some other
+    folder's memory never rebuilds the home's index over it."""
+    folder = config.home / "index"
+    mine = Path(workspace).expanduser().resolve()
+    if mine == config.workspace.expanduser().resolve():
+        return folder / "memory.sqlite"
+    return folder / f"memory-{hashlib.sha256(str(mine).encode('utf-8', 'surrogateescape')).hexdigest()[:16]}.sqlite"
