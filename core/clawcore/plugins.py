@@ -9,6 +9,7 @@ caller (the runtime, a test) builds its own manager with
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import os
 import sys
@@ -146,6 +147,12 @@ def get_plugin_manager(
 
     if load_entrypoints:
         _load_entrypoints(pm, settings)
+        installed = {ep.name for ep in _entry_points()}
+        for name in settings.load or ():
+            if name not in installed:  # a typo here turns off every plugin, the monitor included
+                close = difflib.get_close_matches(name, installed, n=1)
+                warnings.warn(f"plugins.load names {name!r}, which no installed plugin is called"
+                              + (f" (did you mean {close[0]!r}?)" if close else ""), RuntimeWarning, stacklevel=2)
 
     for name in settings.required:
         if pm.get_plugin(name) is None:

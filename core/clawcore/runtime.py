@@ -213,10 +213,10 @@ class Runtime:
         backends = self.hooks.sandbox_backends()
         name = name or self._default_sandbox_name()
         if name not in backends:
-            raise PluginError(
-                f"sandbox backend {name!r} is not available (have: {', '.join(sorted(backends)) or 'none'}); "
-                f"install clawcore-sandbox-{name} or set sandbox.backend"
-            )
+            hint = ("pip install clawcore-sandbox-docker" if name == "docker"
+                    else "set sandbox.backend, or install the plugin that offers it")
+            raise PluginError(f"sandbox backend {name!r} is not available (have: "
+                              f"{', '.join(sorted(backends)) or 'none'}); {hint}")
         try:
             return backends[name](self.config, self.context(session_id))
         except ProviderUnavailable as exc:

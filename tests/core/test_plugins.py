@@ -278,3 +278,10 @@ def test_the_register_plugin_fixture_checks_hooks_as_discovery_does(register_plu
 
     with pytest.raises(pluggy.PluginValidationError, match="unknown hook 'before_tool_cal'"):
         register_plugin(Typo(), "typo")
+
+
+def test_a_misspelt_allowlist_entry_is_said() -> None:
+    with pytest.warns(RuntimeWarning, match=r"plugins.load names 'prsm', which no installed plugin is called "
+                                            r"\(did you mean 'prism'\?\)"):
+        pm = get_plugin_manager(PluginSettings(load=("prsm",)))
+    assert pm.get_plugin("prism") is None
