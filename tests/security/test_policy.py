@@ -92,7 +92,8 @@ def test_argument_rules(make_runtime: Any) -> None:
     assert (
         decide(make_runtime, policy, "write_file", path="memory/today.md", content="").action is Action.ALLOW
     )
-    assert decide(make_runtime, policy, "write_file", path="src/app.py", content="").action is Action.CONFIRM
+    outside = decide(make_runtime, policy, "write_file", path="src/app.py", content="")
+    assert outside.action is Action.CONFIRM and "write_file.path does not match a tools.policy rule" in outside.reasons
 
 
 def test_path_and_network_policy_apply_to_file_and_web_tools(make_runtime: Any) -> None:

@@ -484,7 +484,8 @@ class ToolPolicy:
         for rule in self.rules:
             if self._matches(call.name, (rule.tool,), declared=True) and rule.argument in args:
                 if rule.applies(str(args[rule.argument])):
-                    reason = rule.reason or f"{call.name}.{rule.argument} matches a tools.policy rule"
+                    how = "does not match" if rule.negate else "matches"
+                    reason = rule.reason or f"{call.name}.{rule.argument} {how} a tools.policy rule"
                     decisions.append(Decision(rule.action, (reason,), ("argument-rule",), SOURCE))
         decisions.extend(self.argument_checks(call, args))
         return strictest(decisions)
