@@ -14,7 +14,7 @@ __all__ = ["command"]
 
 
 @click.command("scan")
-@click.argument("source", default="-", metavar="FILE|-")
+@click.argument("source", default="-", metavar="[FILE|-]")
 @click.option(
     "--config",
     "config_file",
