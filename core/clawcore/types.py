@@ -77,7 +77,7 @@ def _texts(value: object) -> tuple[str, ...]:
 
 def _source(value: object) -> None:
     if not isinstance(value, str):
-        raise ValueError(f"source must be the name of a plugin, not {value!r}")
+        raise TypeError(f"source must be the name of a plugin, not {value!r}")
 
 
 @dataclass(frozen=True)

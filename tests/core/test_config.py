@@ -180,8 +180,8 @@ def test_a_plugin_section_refuses_keys_it_does_not_declare(plugin_manager, regis
     ({"tools.policy": {"type": "object"}}, ("plugin 'author' may not declare 'tools.policy': it is inside 'tools', "
                                             "the section of 'policy'")),
     ({"workspace": {"type": "object"}}, "config section 'workspace' is declared by both 'clawcore' and 'author'"),
-    ({"sandbox.network": {"type": "object"}}, "plugin 'author' may not declare 'sandbox.network': 'sandbox' "
-                                              "('sandbox-local') already has a key 'network'"),
+    ({"sandbox.network": {"type": "object"}}, ("plugin 'author' may not declare 'sandbox.network': 'sandbox' "
+                                               "('sandbox-local') already has a key 'network'")),
 ])
 def test_a_plugin_section_that_cannot_stand_is_one_line_naming_the_plugin(plugin_manager, register_plugin,
                                                                            sections, message) -> None:

@@ -228,7 +228,7 @@ def test_a_decision_takes_its_action_as_a_string_and_refuses_anything_else(
     assert (decision.action, decision.reasons, decision.rules) == (Action.DENY, ("a reason",), ("my-rule",))
     with pytest.raises(ValueError, match="Decision action must be one of allow, confirm, deny, not None"):
         Decision(None)
-    with pytest.raises(ValueError, match="source must be the name of a plugin, not 123"):
+    with pytest.raises(TypeError, match="source must be the name of a plugin, not 123"):
         Decision(Action.DENY, ("nope",), (), 123)
 
     class Careless:

@@ -17,7 +17,7 @@ def gzip_server() -> Iterator[str]:
     bodies = {"/small": gzip.compress(b'{"ok": true}'), "/bomb": gzip.compress(b"\0" * (4 << 20))}
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the library's name
+        def do_GET(self) -> None:
             body = bodies[self.path]
             self.send_response(200)
             self.send_header("Content-Encoding", "gzip")
