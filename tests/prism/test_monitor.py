@@ -85,6 +85,31 @@ def test_lock_does_not_decay(tmp_path: Path) -> None:
     assert store.unlock("s") == 1 and store.step(state, Thresholds()) is Step.RECORD
 
 
+def test_a_lock_reached_by_lower_thresholds_is_sticky_and_audited_once(make_runtime: Any,
+                                                                       clawcore_home: Path) -> None:
+    from clawcore_prism.plugin import monitor_for
+
+    now = [1_000_000.0]
+    config = clawcore_home / "clawcore.yaml"
+    config.write_text(yaml.safe_dump({"prism": {"reloadInterval": 0, "halfLife": "60s"}}))
+    rt = make_runtime({"reloadInterval": 0, "halfLife": "60s"})
+    monitor = monitor_for(clawcore_home, rt.config.data)
+    monitor.store.clock = lambda: now[0]
+    ctx = rt.context("s1")
+    rt.hooks.message_received(Message("user", ATTACK), ctx)  # about 1.0: confirm
+    lower = {"warn": 0.1, "confirm": 0.2, "block": 0.3, "blockSubagents": 0.4, "lock": 0.5}
+    config.write_text(yaml.safe_dump({"prism": {"reloadInterval": 0, "halfLife": "60s", "thresholds": lower}}))
+    assert decide(rt, ctx, "memory_search", query="x") is Action.DENY
+    now[0] += 600  # ten half-lives, no operator
+    assert decide(rt, ctx, "memory_search", query="x") is Action.DENY
+    assert rt.hooks.message_sending(Message("assistant", "hi"), ctx).action is Action.DENY
+    [row] = monitor.status("s1")
+    assert row["locked"] and row["step"] == "lock"
+    steps = [(d["from"], d["to"]) for k, d, _ in rt.events if k == "prism.escalation"]
+    assert steps == [("record", "confirm"), ("confirm", "lock")]
+    assert Monitor(rt.home, PrismSettings()).status("s1")[0]["locked"]  # saved
+
+
 def test_state_survives_a_restart(make_runtime: Any, clawcore_home: Path) -> None:
     rt = make_runtime()
     ctx = rt.context("s1")

@@ -153,6 +153,8 @@ class Monitor:
         self.config: Mapping[str, Any] = config or {}
         self.lock = threading.RLock()
         self.settings = settings
+        #: The ladder before the latest change: where a session stood when a lower threshold locks it.
+        self._thresholds_before = settings.thresholds
         self.config_error = ""
         self._config_stamp = self._stamp()
         self._next_reload = 0.0
@@ -195,6 +197,8 @@ class Monitor:
             store.load()
             self.store.close()
             self.store = store
+        if settings.thresholds != self.settings.thresholds:
+            self._thresholds_before = self.settings.thresholds
         self.settings = settings
         self._models.clear()  # built from the previous llm settings
         self._said.clear()
@@ -268,7 +272,22 @@ class Monitor:
                 state.risk, state.updated = self.store.current(parent), self.store.clock()
                 self.store.note(state, {"kind": "inherited", "from": parent_id})
                 self._save(state, context)
+        self._stick(state, context)
         return state
+
+    def _stick(self, state: RiskState, context: HookContext) -> None:
+        """Lock ``state`` once it stands at the lock step by another path than new risk (lower thresholds
+        taken at run time, risk inherited from a parent): a lock does not decay, however it was reached."""
+        risk = self.store.current(state)
+        if state.locked or Step.for_risk(risk, self.settings.thresholds) is not Step.LOCK:
+            return
+        before = min(Step.for_risk(risk, self._thresholds_before), Step.BLOCK_SUBAGENTS)
+        state.locked = True
+        self.store.note(state, {"kind": "lock", "risk": round(risk, 4), "rules": ["ladder.lock"]})
+        if not _dry_run(context):
+            context.record("prism.escalation", {"from": before.label, "to": Step.LOCK.label, "risk": round(risk, 4),
+                                                "rules": ["ladder.lock"]})
+        self._save(state, context)
 
     def _model(self) -> ChatModel:
         """The band's model, built once per settings; a model no plugin registers is remembered as such."""
