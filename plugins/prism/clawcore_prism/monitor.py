@@ -31,7 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from clawcore.agent.subagent import parent_of
+from clawcore.agent.subagent import SPAWN_SUBAGENT, parent_of
 from clawcore.config import home_path, read_config_file
 from clawcore.errors import ClawcoreError
 from clawcore.security.commands import analyze as analyze_command
@@ -118,6 +118,7 @@ _DATA_CARRIER = re.compile(
     r"\b(?:src|href|action|data|poster)\s*=|\b(?:[\w-]+\.)+[a-z]{2,}(?::\d+)?/|"
     r"\b[\w.+-]+@[\w-]+\.[\w.]+\b", re.IGNORECASE)
 _REDACTED = "[prism: removed suspected instruction]"
+_SPAWN_TOOL = SPAWN_SUBAGENT.name
 _NOT_ALNUM = re.compile(r"[^a-z0-9]")
 #: A run of hex longer than the canary's digits in a reading (separators already dropped): a checksum, a key,
 #: a dump or a list of UUIDs, read as no piece of the canary.
@@ -169,6 +170,9 @@ class Monitor:
         #: outbound text, in pieces of at least ``_PIECE`` digits: all of them together is exfiltration.
         #: Positions count for the token they were seen for: an unlock or a new canary starts afresh.
         self._canary_seen: OrderedDict[str, tuple[str, frozenset[int]]] = OrderedDict()
+        #: Per session (memory only), the keys of its conversations with a sub-agent being started: a
+        #: child inherits from the conversation that started it (see :meth:`_spawners`).
+        self._spawning: OrderedDict[str, set[str]] = OrderedDict()
         self.store = RiskStore(self._state_dir(settings), settings.half_life_s, clock=clock,
                                recent_events=settings.recent_events, read_only=read_only)
         self.store.load()
@@ -266,14 +270,24 @@ class Monitor:
         if fresh and parent_id is not None:
             # A sub-agent starts where its parent stands: what the parent read and took in, and its risk.
             # Else a spawned task would run clean what the parent may not (egress after a credential read).
-            parent = self.store.peek(risk_key(parent_id, parent_id))
-            if parent is not None:
-                state.tainted, state.credential_read = parent.tainted, parent.credential_read
-                state.risk, state.updated = self.store.current(parent), self.store.clock()
-                self.store.note(state, {"kind": "inherited", "from": parent_id})
+            parents = [p for p in map(self.store.peek, self._spawners(parent_id)) if p is not None]
+            if parents:
+                state.tainted = any(p.tainted for p in parents)
+                state.credential_read = any(p.credential_read for p in parents)
+                state.risk, state.updated = max(self.store.current(p) for p in parents), self.store.clock()
+                self.store.note(state, {"kind": "inherited", "from": ", ".join(p.key or NO_SESSION for p in parents)})
                 self._save(state, context)
         self._stick(state, context)
         return state
+
+    def _spawners(self, parent_id: str) -> list[str]:
+        """The keys a sub-agent of session ``parent_id`` may have been started from.
+
+        The child's session id names the parent session, not its conversation: the conversations of that
+        session spawning now (:meth:`subagent_spawning` until the spawn's ``after_tool_call``), or, when
+        none is known, every key of the session — the worst of them stands (deny on doubt).
+        """
+        return sorted(self._spawning.get(parent_id) or self.store.keys_of(parent_id))
 
     def _stick(self, state: RiskState, context: HookContext) -> None:
         """Lock ``state`` once it stands at the lock step by another path than new risk (lower thresholds
@@ -397,6 +411,9 @@ class Monitor:
                                  else "" if raw is None else str(raw))
             if _dry_run(context):
                 return self.judge(result.content, "indirect", context, "after_tool_call")[0]
+            if call.name == _SPAWN_TOOL:  # the sub-agent has run: its conversation spawns no longer
+                self._spawning.get(context.session_id, set()).discard(
+                    risk_key(context.session_id, context.conversation_id))
             state = self._state(context)
             changed = False
             if result.untrusted and self.settings.taint and not state.tainted:
@@ -549,6 +566,10 @@ class Monitor:
     def subagent_spawning(self, task: str, context: HookContext) -> Decision | None:
         with self.lock:
             self.reload_config(context)
+            if not _dry_run(context):
+                spawning = self._spawning.get(context.session_id, set())
+                spawning.add(risk_key(context.session_id, context.conversation_id))
+                _remember(self._spawning, context.session_id, spawning, 1024)
             state = self._state(context)
             if self._leaks(state, context, task):
                 return self._exfiltration(state, context, "sub-agent task")
