@@ -274,3 +274,57 @@ def test_the_programs_that_set_the_sandbox_up_are_never_taken_from_path(
     workspace.mkdir()
     result = LocalSandbox(isolation=isolation).run("echo fine", cwd=workspace, timeout_s=10)
     assert result.stdout == "fine\n" and not marker.exists()
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_a_command_that_kills_itself_dies_with_the_signals_status(tmp_path: Path, isolation: str) -> None:
+    backend = LocalSandbox(isolation=isolation)
+    killed = backend.run("kill -9 $$; echo survived", cwd=tmp_path, timeout_s=10)
+    assert "survived" not in killed.stdout and killed.exit_code == 137 and not killed.timed_out
+    assert killed.stderr == ""  # nothing of the sandbox's own shells shows
+    assert backend.run("kill -SEGV $$; echo survived", cwd=tmp_path, timeout_s=10).exit_code == 139
+    fed = backend.run("cat; exit 3", cwd=tmp_path, timeout_s=10, stdin="fed\n")
+    assert fed.stdout == "fed\n" and fed.exit_code == 3
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_a_command_that_closes_its_output_runs_to_its_end_or_its_timeout(tmp_path: Path, isolation: str) -> None:
+    backend = LocalSandbox(isolation=isolation)
+    done = backend.run("exec >out.log 2>&1; sleep 6; echo done; exit 4", cwd=tmp_path, timeout_s=20)
+    assert done.exit_code == 4 and not done.timed_out and (tmp_path / "out.log").read_text() == "done\n"
+    late = backend.run("exec >/dev/null 2>&1; sleep 30", cwd=tmp_path, timeout_s=1)
+    assert late.timed_out and late.exit_code == 124 and late.duration_s < 10
+
+
+_KILLED_RUNTIME = """
+import sys
+from pathlib import Path
+import clawcore.sandbox.local as local
+local._SYSTEM_PATH = sys.argv[3]  # where this test process found its sandbox programs
+cwd = Path(sys.argv[2])
+local.LocalSandbox(isolation=sys.argv[1]).run("touch started; sleep 3; touch survived", cwd=cwd, timeout_s=60)
+"""
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_a_command_dies_with_a_runtime_killed_by_sigkill(tmp_path: Path, isolation: str) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from clawcore.sandbox import local
+
+    runtime = subprocess.Popen([sys.executable, "-c", _KILLED_RUNTIME, isolation, str(tmp_path), local._SYSTEM_PATH])
+    try:
+        deadline = time.monotonic() + 20
+        while not (tmp_path / "started").exists():
+            assert time.monotonic() < deadline and runtime.poll() is None, "the command never started"
+            time.sleep(0.05)
+        runtime.send_signal(signal.SIGKILL)
+        runtime.wait(10)
+        time.sleep(4.5)
+        assert not (tmp_path / "survived").exists(), "the command outlived the runtime"
+    finally:
+        runtime.kill()
+        runtime.wait()

@@ -28,6 +28,7 @@ Where available, in this order (``sandbox.isolation: auto``):
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import selectors
@@ -39,7 +40,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -109,8 +110,17 @@ def _unshare_argv(*, masking: bool = False) -> list[str]:
 
 def _drop_caps() -> str:
     """Shell that runs the command after the mounts with no capability left (umount needs CAP_SYS_ADMIN)."""
-    return (f'exec {_tool("setpriv")} --bounding-set -all --inh-caps -all --ambient-caps -all '
-            f'{_tool("bash")} --noprofile --norc -c "$0"')
+    return _as_child(f'{_tool("setpriv")} --bounding-set -all --inh-caps -all --ambient-caps -all '
+                     f'{_tool("bash")} --noprofile --norc -c "$0"')
+
+
+def _as_child(line: str) -> str:
+    """Shell, for the first process of a new PID namespace, that runs ``line`` as its child and exits with
+    its status (128+n when a signal killed it). The first process of a PID namespace ignores every signal
+    it has no handler for, SIGKILL from inside included: the command must not be that process, or
+    ``kill -9 $$`` would do nothing. Not ``exec``, not ``&`` (which would take stdin and SIGINT away); the
+    waiting shell's own stderr goes nowhere, so its report of a killed child is not the command's output."""
+    return f"{{ exec 3>&2 2>/dev/null; {line} 2>&3 3>&-; exit $?; }}"
 
 
 @functools.lru_cache(maxsize=1)
@@ -303,7 +313,8 @@ class LocalSandbox:
                 refuse = "{ echo 'sandbox: could not hide the protected files; not running' >&2; exit 126; }"
                 return [*argv, _tool("bash"), "--noprofile", "--norc", "-c", f"{prelude}{_drop_caps()} || {refuse}",
                         command]
-            return [*argv, *shell]
+            return [*argv, _tool("bash"), "--noprofile", "--norc", "-c",
+                    _as_child(f'{_tool("bash")} --noprofile --norc -c "$0"'), command]
         return shell
 
     def _home_read_only(self, cwd: Path) -> str:
@@ -393,6 +404,7 @@ class LocalSandbox:
                 stderr=subprocess.PIPE,
                 start_new_session=True,
                 close_fds=True,
+                preexec_fn=_die_with_parent(os.getpid()),
             )
         except OSError as exc:
             return ExecResult(127, "", f"cannot start the command: {exc}", duration_s=0.0, backend=self.name)
@@ -401,7 +413,14 @@ class LocalSandbox:
         try:
             if stdin is not None:
                 threading.Thread(target=_feed, args=(proc, stdin.encode("utf-8")), daemon=True).start()
-            streams, timed_out = self._collect(proc, started + timeout)
+            deadline = started + timeout
+            streams, timed_out = self._collect(proc, deadline)
+            if not (timed_out or streams.flooded):
+                # Its output is closed, not necessarily ended (`exec >log 2>&1`): it has the rest of its time.
+                try:
+                    proc.wait(timeout=max(deadline - time.monotonic(), 0))
+                except subprocess.TimeoutExpired:
+                    timed_out = True
             if timed_out or streams.flooded:
                 _kill_group(proc)
             try:
@@ -513,6 +532,23 @@ def _contains(root: Path, path: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _die_with_parent(parent: int) -> Callable[[], None]:
+    """What runs in the child before ``exec``: SIGKILL when the runtime dies (``PR_SET_PDEATHSIG``, kept
+    across ``exec``), so that a runtime killed with SIGKILL leaves no command running past its timeout;
+    ``unshare --kill-child`` and ``bwrap --die-with-parent`` then take the command's namespace with it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def arm() -> None:
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent:
+            os._exit(126)  # cannot be tied to the runtime, or the runtime is already gone: do not run
+
+    return arm
+
+
+#: ``prctl`` option (linux/prctl.h).
+_PR_SET_PDEATHSIG = 1
 
 
 def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
