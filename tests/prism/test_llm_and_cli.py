@@ -81,6 +81,42 @@ def test_llm_timeout_fail_soft_keeps_heuristic(model_plugin: None, make_runtime:
     assert row["risk"] == pytest.approx(0.1, abs=0.01)  # the failure adds a little risk
 
 
+def test_a_slow_band_model_holds_up_only_its_own_hook(model_plugin: None, make_runtime: Any) -> None:
+    import threading
+    import time
+
+    rt = make_runtime({**_llm(settings={"delay": 3}, timeout="1500ms")})
+    waiting = threading.Thread(target=rt.hooks.message_received, args=(Message("user", AMBIGUOUS), rt.context("a")))
+    waiting.start()
+    time.sleep(0.3)  # session a's verdict now waits on the model
+    started = time.monotonic()
+    decision = rt.hooks.decide_tool_call(ToolCall("memory_search", {"query": "x"}, "c1"), rt.context("b"))
+    sending = rt.hooks.message_sending(Message("assistant", "hello"), rt.context("b"))
+    assert time.monotonic() - started < 0.5 and decision.action is sending.action is Action.ALLOW
+    waiting.join()
+    from clawcore_prism.plugin import monitor_for
+
+    [row] = monitor_for(rt.home, rt.config.data).status("a")
+    assert row["risk"] == pytest.approx(0.1, abs=0.01)  # the timeout was applied to its session afterwards
+
+
+def test_hung_band_calls_are_bounded_and_a_busy_band_is_a_failure(model_plugin: None, make_runtime: Any) -> None:
+    import threading
+
+    def hung() -> int:
+        return sum(t.name == "prism-llm" and t.is_alive() for t in threading.enumerate())
+
+    rt = make_runtime({**_llm(settings={"delay": 4}, timeout="200ms"), "failMode": "closed"})
+    before = hung()  # other tests' calls, still running
+    for i in range(6):
+        [verdict] = rt.hooks.message_received(Message("user", AMBIGUOUS), rt.context(f"s{i}"))
+        assert verdict.level is Level.SUSPICIOUS and "llm.failure" in verdict.rules
+        assert hung() <= before + 4
+    errors = [d["error"] for k, d, _ in rt.events if k == "prism.llm.failure"]
+    assert errors[:4] == ["model did not answer within 0.2s"] * 4
+    assert errors[4:] == ["model busy: earlier calls still running past 0.2s"] * 2
+
+
 def test_a_band_model_no_plugin_registers_adds_no_risk_and_is_said_once(model_plugin: None,
                                                                          make_runtime: Any) -> None:
     from clawcore_prism.plugin import monitor_for

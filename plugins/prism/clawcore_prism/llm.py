@@ -14,6 +14,7 @@ from __future__ import annotations
 import queue
 import re
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -73,12 +74,17 @@ MAX_REQUEST_CHARS = 1000
 
 
 def classify_with_model(model: ChatModel, text: str, *, direct: bool, timeout_s: float,
-                        request: str = "") -> Level:
+                        request: str = "", slots: threading.Semaphore | None = None) -> Level:
     """Ask ``model`` for a verdict on ``text``; raises :class:`LlmFailure` on a failure or after ``timeout_s``.
 
     :param request: for tool output, the user's latest message in the session, sent along so the model can
         tell a requested action from a planted one ("" when unknown).
+    :param slots: bounds the calls in flight: one is held until the model returns, also past the timeout (a
+        hung call's thread cannot be stopped); none free within ``timeout_s`` is a failure.
     """
+    deadline = time.monotonic() + timeout_s
+    if slots is not None and not slots.acquire(timeout=timeout_s):
+        raise LlmFailure(f"model busy: earlier calls still running past {timeout_s:g}s")
     where = "as a user's message" if direct else "inside a tool's output (a web page, e-mail or file)"
     excerpt = text if len(text) <= MAX_CHARS else text[: MAX_CHARS // 2] + "\n…\n" + text[-MAX_CHARS // 2:]
     excerpt = _TAG.sub("‹", excerpt)
@@ -95,11 +101,19 @@ def classify_with_model(model: ChatModel, text: str, *, direct: bool, timeout_s:
             outcome.put((True, model.complete(messages)))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller as a failure
             outcome.put((False, exc))
+        finally:
+            if slots is not None:
+                slots.release()
 
     # A daemon thread: a hung model neither delays the verdict past the timeout nor blocks process exit.
-    threading.Thread(target=ask, name="prism-llm", daemon=True).start()
     try:
-        ok, reply = outcome.get(timeout=timeout_s)
+        threading.Thread(target=ask, name="prism-llm", daemon=True).start()
+    except RuntimeError as exc:  # no thread to be had
+        if slots is not None:
+            slots.release()
+        raise LlmFailure(f"model not asked: {exc}") from exc
+    try:
+        ok, reply = outcome.get(timeout=max(0.0, deadline - time.monotonic()))
     except queue.Empty as exc:
         raise LlmFailure(f"model did not answer within {timeout_s:g}s") from exc
     if not ok:

@@ -131,6 +131,8 @@ _SEPARATORS = re.compile(r"[ :]")
 _WRAPPED_B64 = re.compile(r"(?:[A-Za-z0-9+/]{4,}\r?\n){2,}[A-Za-z0-9+/]+={0,2}")
 #: Encoded text read per call: enough for what a tool call or a message carries, bounded for huge ones.
 _DECODE_BUDGET = 256 * 1024
+#: Band model calls one monitor runs at once: a model that hangs past its timeout holds its call's thread.
+_BAND_CALLS = 4
 #: The shortest run of canary digits counted as a piece of it (see :func:`_canary_pieces`).
 _PIECE = 6
 
@@ -173,6 +175,8 @@ class Monitor:
         #: Per session (memory only), the keys of its conversations with a sub-agent being started: a
         #: child inherits from the conversation that started it (see :meth:`_spawners`).
         self._spawning: OrderedDict[str, set[str]] = OrderedDict()
+        #: Band calls in flight, a hung model's included: when all are taken, the band fails (see llm.py).
+        self._band_slots = threading.BoundedSemaphore(_BAND_CALLS)
         self.store = RiskStore(self._state_dir(settings), settings.half_life_s, clock=clock,
                                recent_events=settings.recent_events, read_only=read_only)
         self.store.load()
@@ -317,18 +321,46 @@ class Monitor:
         return model
 
     def judge(self, text: str, scope: Scope, context: HookContext, hook: str) -> tuple[Verdict, Detection]:
-        """Detect, consult the LLM in the ambiguous band, add risk, audit; returns the verdict."""
-        s = self.settings
-        detection = self.detector.scan(text, scope)
+        """Detect, consult the LLM in the ambiguous band, add risk, audit; returns the verdict.
+
+        Called without :attr:`lock` held: the heuristics run under it, the band's model outside it (a slow
+        model holds up its own hook, never the other sessions'), and the verdict is applied under it again.
+        """
+        model: ChatModel | LlmFailure | None = None
+        request = ""
+        with self.lock:
+            s = self.settings
+            detection = self.detector.scan(text, scope)
+            low, high = s.llm_band
+            if s.llm_model and low <= detection.score <= high:
+                request = self._requests.get(risk_key(context.session_id, context.conversation_id), "")
+                try:
+                    model = self._model()
+                except LlmFailure as exc:
+                    model = exc
+        answer: Level | LlmFailure | None = None
+        if isinstance(model, LlmFailure):
+            answer = model
+        elif model is not None:
+            try:
+                answer = classify_with_model(model, text, direct=scope == "direct", timeout_s=s.llm_timeout_s,
+                                             request=request, slots=self._band_slots)
+            except LlmFailure as exc:
+                answer = exc
+        with self.lock:
+            return self._verdict(s, detection, answer, context, hook)
+
+    def _verdict(self, s: PrismSettings, detection: Detection, answer: Level | LlmFailure | None,
+                 context: HookContext, hook: str) -> tuple[Verdict, Detection]:
+        """The verdict of ``detection`` and the band's ``answer`` (None: not asked); adds risk, audits."""
         score = detection.score
         rules = list(detection.rules)
         failure_risk = 0.0
-        low, high = s.llm_band
-        if s.llm_model and low <= score <= high:
+        if answer is not None:
             try:
-                request = self._requests.get(risk_key(context.session_id, context.conversation_id), "")
-                level = classify_with_model(self._model(), text, direct=scope == "direct", timeout_s=s.llm_timeout_s,
-                                            request=request)
+                if isinstance(answer, LlmFailure):
+                    raise answer
+                level = answer
                 rules.append(f"llm.{level.value}")
                 if level is Level.MALICIOUS:
                     score = max(score, s.malicious)
@@ -351,7 +383,7 @@ class Monitor:
         verdict = Verdict(level, round(score, 4), self._reasons(level, rules, hook), tuple(rules), SOURCE)
         if _dry_run(context):
             return verdict, detection
-        state = self._state(context)
+        state = self._state(context)  # fetched afresh: another hook may have changed it meanwhile
         if level is not Level.CLEAN or failure_risk:
             amount = (score if level is not Level.CLEAN else 0.0) * self._evidence_weight(rules) + failure_risk
             self._escalate(state, context, amount, {"kind": "verdict", "hook": hook, "level": level.value,
@@ -397,10 +429,11 @@ class Monitor:
     def message_received(self, message: Message, context: HookContext) -> Verdict:
         with self.lock:
             self.reload_config(context)
-            verdict, _ = self.judge(message.content, "direct", context, "message_received")
-            if not _dry_run(context):
+        verdict, _ = self.judge(message.content, "direct", context, "message_received")
+        if not _dry_run(context):
+            with self.lock:
                 _remember(self._requests, risk_key(context.session_id, context.conversation_id), message.content, 1024)
-            return verdict
+        return verdict
 
     def after_tool_call(self, call: ToolCall, result: ToolResult, context: HookContext) -> Verdict:
         with self.lock:
@@ -409,33 +442,36 @@ class Monitor:
                 raw = result.content
                 result = replace(result, content=raw.decode("utf-8", "replace") if isinstance(raw, bytes)
                                  else "" if raw is None else str(raw))
-            if _dry_run(context):
-                return self.judge(result.content, "indirect", context, "after_tool_call")[0]
-            if call.name == _SPAWN_TOOL:  # the sub-agent has run: its conversation spawns no longer
-                self._spawning.get(context.session_id, set()).discard(
-                    risk_key(context.session_id, context.conversation_id))
-            state = self._state(context)
-            changed = False
-            if result.untrusted and self.settings.taint and not state.tainted:
-                state.tainted = True
-                self.store.note(state, {"kind": "taint", "tool": call.name})
-                context.record("prism.taint", {"tool": call.name, "call_id": call.id})
-                changed = True
-            # A tool that failed before reading (a refused path) read nothing; a command that exited
-            # non-zero may still have printed the file.
-            read = not result.is_error or result.metadata.get("exit_code") is not None
-            if not state.credential_read and ((read and self._reads_credentials(call))
-                                              or _live_secret(result.content or "")):
-                state.credential_read = True
-                self.store.note(state, {"kind": "credential-read", "tool": call.name})
-                context.record("prism.credential_read", {"tool": call.name, "call_id": call.id})
-                changed = True
-            if changed:
-                self._save(state, context)
-            verdict, detection = self.judge(result.content or "", "indirect", context, "after_tool_call")
-            if verdict.flagged:
+            if not _dry_run(context):
+                self._take_in(call, result, context)
+        verdict, detection = self.judge(result.content or "", "indirect", context, "after_tool_call")
+        if verdict.flagged and not _dry_run(context):
+            with self.lock:
                 _remember(self._recent, call.id or str(id(call)), detection, 256)
-            return verdict
+        return verdict
+
+    def _take_in(self, call: ToolCall, result: ToolResult, context: HookContext) -> None:
+        """What a tool result does to its session before it is judged: taint, a credential read, a spawn ended."""
+        if call.name == _SPAWN_TOOL:  # the sub-agent has run: its conversation spawns no longer
+            self._spawning.get(context.session_id, set()).discard(risk_key(context.session_id, context.conversation_id))
+        state = self._state(context)
+        changed = False
+        if result.untrusted and self.settings.taint and not state.tainted:
+            state.tainted = True
+            self.store.note(state, {"kind": "taint", "tool": call.name})
+            context.record("prism.taint", {"tool": call.name, "call_id": call.id})
+            changed = True
+        # A tool that failed before reading (a refused path) read nothing; a command that exited
+        # non-zero may still have printed the file.
+        read = not result.is_error or result.metadata.get("exit_code") is not None
+        if not state.credential_read and ((read and self._reads_credentials(call))
+                                          or _live_secret(result.content or "")):
+            state.credential_read = True
+            self.store.note(state, {"kind": "credential-read", "tool": call.name})
+            context.record("prism.credential_read", {"tool": call.name, "call_id": call.id})
+            changed = True
+        if changed:
+            self._save(state, context)
 
     def tool_result_persist(self, call: ToolCall, result: ToolResult, text: str, context: HookContext) -> str | None:
         with self.lock:
@@ -580,10 +616,10 @@ class Monitor:
             if step >= Step.BLOCK_SUBAGENTS:
                 return Decision.deny(f"sub-agents blocked: session risk is at step {step.label}",
                                      rules=("ladder.block-subagents",), source=SOURCE)
-            verdict, _ = self.judge(task, "direct", context, "subagent_spawning")
-            if verdict.level is Level.MALICIOUS:
-                return Decision.deny("sub-agent task looks like an injection", rules=verdict.rules, source=SOURCE)
-            return None
+        verdict, _ = self.judge(task, "direct", context, "subagent_spawning")
+        if verdict.level is Level.MALICIOUS:
+            return Decision.deny("sub-agent task looks like an injection", rules=verdict.rules, source=SOURCE)
+        return None
 
     def session_end(self, context: HookContext) -> None:
         if _dry_run(context):
