@@ -328,3 +328,118 @@ def test_a_command_dies_with_a_runtime_killed_by_sigkill(tmp_path: Path, isolati
     finally:
         runtime.kill()
         runtime.wait()
+
+
+MASKING = [iso for iso in ISOLATIONS if iso == "bwrap" or (iso == "unshare" and os.geteuid() == 0)]
+
+
+def _unix_server(path: Path) -> socket.socket:
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(4)
+    return server
+
+
+#: ``connect.py SOCKET...``: says for each whether a connection reached it.
+_CONNECT = """import socket, sys
+for path in sys.argv[1:]:
+    try:
+        socket.socket(socket.AF_UNIX).connect(path)
+        print("reached", path)
+    except OSError as exc:
+        print("refused", path, exc)
+"""
+
+
+@pytest.mark.parametrize("isolation", MASKING)
+def test_engine_sockets_are_out_of_reach(tmp_path: Path, isolation: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+    import uuid
+
+    # The folder scripts/podman-service keeps its socket in, and the user's runtime folder.
+    engine = Path(tempfile.gettempdir()) / f"clawcore-podman-test-{uuid.uuid4().hex[:8]}"
+    runtime = tmp_path / "xdg"
+    engine.mkdir()
+    runtime.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    servers = [_unix_server(engine / "podman.sock"), _unix_server(runtime / "docker.sock")]
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "connect.py").write_text(_CONNECT)
+    try:
+        result = LocalSandbox(isolation=isolation, writable=[workspace]).run(
+            f"python3 connect.py {engine}/podman.sock {runtime}/docker.sock", cwd=workspace, timeout_s=20)
+    finally:
+        for server in servers:
+            server.close()
+        shutil.rmtree(engine)
+    assert result.stdout.count("refused") == 2 and "reached" not in result.stdout, result
+
+
+def _audit_outside_home(tmp_path: Path) -> tuple[Path, Path, list[Path]]:
+    shared = tmp_path / "shared"  # a writable allowed path that holds the audit log's folder
+    (shared / "alog" / "keys").mkdir(parents=True)
+    (shared / "alog" / "keys" / "signing.key").write_text("SIGNING-KEY\n")
+    (shared / "alog" / "audit.jsonl").write_text("{}\n")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    return shared, workspace, [shared / "alog" / "audit.jsonl", shared / "alog" / "keys"]
+
+
+@pytest.mark.parametrize("isolation", MASKING)
+def test_the_audit_folder_cannot_be_moved_away_to_read_it(tmp_path: Path, isolation: str) -> None:
+    shared, workspace, hidden = _audit_outside_home(tmp_path)
+    backend = LocalSandbox(isolation=isolation, writable=[shared, workspace], hidden=hidden)
+    result = backend.run(f"mv {shared}/alog {shared}/moved; mv {shared}/alog/keys {shared}/k; "
+                         f"cat {shared}/moved/keys/* {shared}/k/* {shared}/alog/keys/*", cwd=workspace, timeout_s=20)
+    assert "SIGNING-KEY" not in result.stdout
+    assert (shared / "alog" / "keys" / "signing.key").read_text() == "SIGNING-KEY\n"
+
+
+_PLANT = ("python3 rename.py {home} {home}.moved; mkdir -p {home}; echo 'tools: {{}}' > {home}/clawcore.yaml; "
+          "rm -rf {home}/sessions; ln -s {elsewhere} {home}/sessions; mkdir {home}/index; echo x > {home}/.env")
+
+
+def _writable_home(tmp_path: Path) -> tuple[Path, Path, dict[Path, bool]]:
+    home = tmp_path / "home"
+    workspace = home / "workspace"
+    workspace.mkdir(parents=True)
+    (workspace / "rename.py").write_text(_RENAME)
+    (home / "audit").mkdir()
+    entries = {home / name: name in ("audit", "sessions", "index") for name in
+               ("clawcore.yaml", "audit", "sessions", "index", ".env")}
+    return home, workspace, entries
+
+
+def _assert_home_intact(home: Path, elsewhere: Path) -> None:
+    assert not Path(f"{home}.moved").exists(), "the home was moved away"
+    for name in ("clawcore.yaml", ".env"):  # an empty placeholder, or missing where no command can write
+        assert not (home / name).exists() or (home / name).read_text() == "", name
+    assert not (home / "sessions").is_symlink() and not any(elsewhere.iterdir())
+    assert (home / "audit").is_dir()
+
+
+@pytest.mark.parametrize("isolation", MASKING)
+@pytest.mark.parametrize("layout", ["home-allowed", "workspace-is-home", "parent-allowed"])
+def test_no_command_moves_the_home_away_or_plants_runtime_files(tmp_path: Path, isolation: str, layout: str) -> None:
+    home, workspace, entries = _writable_home(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cwd, writable = {"home-allowed": (workspace, [workspace, home]), "workspace-is-home": (home, [home]),
+                     "parent-allowed": (workspace, [workspace, tmp_path])}[layout]
+    if layout == "workspace-is-home":
+        (home / "rename.py").write_text(_RENAME)
+    hidden = [p for p in entries if p != cwd]
+    backend = LocalSandbox(isolation=isolation, writable=writable, hidden=hidden, home=home, placeholders=entries)
+    result = backend.run(_PLANT.format(home=home, elsewhere=elsewhere), cwd=cwd, timeout_s=20)
+    _assert_home_intact(home, elsewhere)
+    assert "workspace" in os.listdir(home), result
+
+
+def test_built_from_config_it_creates_the_missing_runtime_entries_it_covers(tmp_path: Path, plugin_manager) -> None:  # type: ignore[no-untyped-def]
+    config = load_config(tmp_path, data={"workspace": ".", "sandbox": {"isolation": "none"}}, pm=plugin_manager)
+    backend = LocalSandbox.from_config(config)
+    home = Path(os.path.realpath(tmp_path))
+    assert backend.placeholders[home / "sessions"] is True and backend.placeholders[home / "clawcore.yaml"] is False
+    assert backend.placeholders[home / "audit" / "audit.jsonl"] is False

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import glob
 import os
 import selectors
 import shlex
@@ -49,7 +50,8 @@ from typing import Any
 from clawcore.security.secrets import scan_text
 from clawcore.types import ExecResult, ProviderUnavailable
 
-__all__ = ["BASE_ENV_KEYS", "Isolation", "LocalSandbox", "covering", "credential_stores", "detect_isolation"]
+__all__ = ["BASE_ENV_KEYS", "Isolation", "LocalSandbox", "covering", "credential_stores", "detect_isolation",
+           "engine_sockets", "make_placeholders", "runtime_entries"]
 
 #: Environment variables every command gets from the parent (nothing secret).
 BASE_ENV_KEYS: tuple[str, ...] = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LANGUAGE", "TERM", "TZ")
@@ -71,11 +73,71 @@ def credential_stores(home: Path) -> list[Path]:
     return [home / rel for rel in (*_HIDDEN_HOME_DIRS, *_HIDDEN_HOME_FILES)]
 
 
-#: System files and folders hidden the same way; container-engine sockets among them (a shell that can reach
-#: one can start a privileged container, network or no network).
-_HIDDEN_SYSTEM_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/var/run/docker.sock", "/run/docker.sock")
-_HIDDEN_SYSTEM_DIRS = ("/etc/sudoers.d", "/run/secrets", "/var/run/secrets", "/root", "/run/podman",
-                       "/var/run/podman", "/run/containerd", "/var/run/containerd", "/run/user")
+#: System files and folders hidden the same way.
+_HIDDEN_SYSTEM_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers")
+_HIDDEN_SYSTEM_DIRS = ("/etc/sudoers.d", "/run/secrets", "/var/run/secrets", "/root")
+
+#: Where container engines keep their API sockets: a shell that can reach one can start a privileged
+#: container, network or no network. System places, places in a user's home (Docker Desktop, Colima, Lima,
+#: Rancher Desktop, OrbStack, Podman machines), and in the temporary folder: the folder of
+#: ``scripts/podman-service`` and Podman's own fallbacks when ``XDG_RUNTIME_DIR`` is not set.
+_ENGINE_SYSTEM = ("/var/run/docker.sock", "/run/docker.sock", "/run/docker", "/var/run/docker", "/run/podman",
+                  "/var/run/podman", "/run/containerd", "/var/run/containerd", "/run/crio", "/var/run/crio",
+                  "/run/buildkit", "/run/user")
+_ENGINE_HOME = (".docker", ".colima", ".lima", ".rd", ".orbstack", ".local/share/containers", ".config/containers")
+_ENGINE_TMP = ("clawcore-podman-*", "podman-run-*", "storage-run-*", "containers-user-*")
+#: Variables that name an engine's socket (``unix://PATH``) or a folder holding engine sockets.
+_ENGINE_URL_VARS = ("DOCKER_HOST", "CONTAINER_HOST")
+_ENGINE_DIR_VARS = ("XDG_RUNTIME_DIR", "CLAWCORE_PODMAN_DIR")
+
+
+def engine_sockets(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The places where a container engine's API socket may be: what every sandbox covers."""
+    environ = os.environ if environ is None else environ
+    paths = [Path(p) for p in _ENGINE_SYSTEM] + [Path.home() / rel for rel in _ENGINE_HOME]
+    for tmp in sorted({"/tmp", "/var/tmp", tempfile.gettempdir()}):
+        paths += [Path(p) for pattern in _ENGINE_TMP for p in glob.glob(os.path.join(glob.escape(tmp), pattern))]
+    paths += [Path(environ[v].removeprefix("unix://")) for v in _ENGINE_URL_VARS
+              if environ.get(v, "").startswith("unix://")]
+    paths += [Path(environ[v]) for v in _ENGINE_DIR_VARS if environ.get(v, "").startswith("/")]
+    return paths
+
+
+#: Entries of the home that are files (the others are folders), for :func:`runtime_entries`.
+_HOME_FILES = frozenset({"clawcore.yaml", "clawcore.yaml.bak", ".env"})
+
+
+def runtime_entries(config: Any) -> dict[Path, bool]:
+    """The runtime's named files and folders (real paths), each with whether it is a folder: those the
+    sandboxes create empty when missing (:func:`make_placeholders`), so that they can be covered."""
+    from clawcore.security.audit import checkpoints_path_for
+    from clawcore.security.audit_plugin import AuditSettings
+    from clawcore.security.paths import PROTECTED_HOME_ENTRIES
+
+    home = Path(os.path.realpath(config.home))
+    entries = {home / name: name not in _HOME_FILES for name in PROTECTED_HOME_ENTRIES}
+    audit = AuditSettings.from_config(config.data, config.home)
+    entries |= {audit.path: False, checkpoints_path_for(audit.path): False, audit.keys: True}
+    return {Path(os.path.realpath(path)): folder for path, folder in entries.items()}
+
+
+def make_placeholders(entries: Mapping[Path, bool], writable: Callable[[Path], bool] = lambda path: True) -> None:
+    """Create what is missing of ``entries`` where a command could write: empty, a folder (0700) or a file
+    (0600), with the folders above it. A missing entry cannot be covered (a mount needs a target): a command
+    could create it, or put a link there that the runtime would later write through. An empty config,
+    ``.env`` or folder means to the runtime what a missing one does. What cannot be created (no right to)
+    is left missing."""
+    for path, folder in entries.items():
+        if os.path.lexists(path) or not writable(path):
+            continue
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if folder:
+                path.mkdir(mode=0o700)
+            else:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        except OSError:
+            continue
 
 
 def _probe(argv: Sequence[str]) -> bool:
@@ -185,6 +247,8 @@ class LocalSandbox:
     :param pass_env: glob patterns of parent variables to pass through.
     :param home: ``$CLAWCORE_HOME``: under ``unshare`` read-only but for the writable paths inside it, so
         that no command renames it or plants a config, transcript or index there.
+    :param placeholders: the runtime's entries (path: is a folder) created empty when missing, so that
+        they can be covered (:func:`runtime_entries`).
     """
 
     name = "local"
@@ -200,6 +264,7 @@ class LocalSandbox:
         hidden: Sequence[Path] = (),
         pass_env: Sequence[str] = (),
         home: Path | None = None,
+        placeholders: Mapping[Path, bool] | None = None,
     ) -> None:
         self.timeout_s = timeout_s
         self.max_output = max_output
@@ -209,6 +274,7 @@ class LocalSandbox:
         self.hidden = tuple(Path(p) for p in hidden)
         self.pass_env = tuple(pass_env)
         self.home = Path(home) if home is not None else None
+        self.placeholders = dict(placeholders or {})
         self._live: set[subprocess.Popen[bytes]] = set()
         self._lock = threading.Lock()
 
@@ -229,6 +295,8 @@ class LocalSandbox:
             if value.startswith("/") and not any(c in value for c in "*?["):
                 writable.append(Path(value))
         hidden = [Path(path) for path in runtime_paths(config.home, config.workspace, config)]
+        hidden_set = {os.path.realpath(path) for path in hidden}
+        placeholders = {path: folder for path, folder in runtime_entries(config).items() if str(path) in hidden_set}
         return cls(
             timeout_s=parse_duration(section.get("timeout", "30s")),
             max_output=parse_size(section.get("maxOutput", "256k")),
@@ -237,6 +305,7 @@ class LocalSandbox:
             writable=writable,
             hidden=hidden,
             home=Path(config.home),
+            placeholders=placeholders,
             pass_env=tuple(section.get("passEnv", ())),
         )
 
@@ -302,8 +371,9 @@ class LocalSandbox:
             if masking:
                 # The host's filesystem is in view: in the command's own mount namespace, cover what
                 # bubblewrap hides, then drop every capability so the command cannot uncover it.
+                make_placeholders(self.placeholders, functools.partial(self._writable_under_unshare, cwd))
                 dirs, files = self._masked([cwd])
-                prelude = self._home_read_only(cwd)
+                prelude = self._pinned(cwd, [*map(Path, dirs), *map(Path, files)])
                 prelude += "".join(f"{_tool('mount')} -t tmpfs -o size=4k,mode=000 clawcore-hidden {shlex.quote(d)} && "
                                    for d in dirs)
                 prelude += "".join(f"{_tool('mount')} --bind /dev/null {shlex.quote(f)} && " for f in files)
@@ -317,27 +387,42 @@ class LocalSandbox:
                     _as_child(f'{_tool("bash")} --noprofile --norc -c "$0"'), command]
         return shell
 
-    def _home_read_only(self, cwd: Path) -> str:
-        """Shell that makes the home read-only in the command's mount namespace, but for the working
-        directory and the writable paths inside it, and the home and every folder above it mount points
-        that cannot be renamed; nothing when the home is itself a writable path (a writable folder above
-        it, such as the temporary folder, does not count)."""
-        if self.home is None or not os.path.isdir(self.home):
-            return ""
-        home = Path(os.path.realpath(self.home))
-        writable = [Path(os.path.realpath(p)) for p in (cwd, *self.writable)]
-        if home in writable:
-            return ""  # the configuration lets commands write the home (`{home}` in allowedPaths)
-        # Every folder above it a mount point too: a mount point cannot be renamed (EBUSY), so no command
-        # can move the home away with its parent and put another one in its place.
+    def _writable_under_unshare(self, cwd: Path, path: Path) -> bool:
+        """Whether a command under ``unshare`` could create ``path``: not in the read-only home (outside the
+        writable paths in it), and where the user may write (as root: anywhere)."""
+        real = Path(os.path.realpath(path))
+        if self.home is not None and os.path.isdir(self.home):
+            home = Path(os.path.realpath(self.home))
+            writable = [Path(os.path.realpath(p)) for p in (cwd, *self.writable)]
+            inside = [w for w in writable if _contains(home, w)]  # a writable folder above the home does not count
+            if home not in writable and _contains(home, real) and not any(_contains(w, real) for w in inside):
+                return False
+        existing = next(p for p in (real, *real.parents) if os.path.lexists(p))
+        return os.access(existing, os.W_OK)
+
+    def _pinned(self, cwd: Path, covered: Sequence[Path]) -> str:
+        """Shell that, in the command's mount namespace, makes the home and every folder above it or above a
+        covered path a mount point, which cannot be renamed (EBUSY): no command can move the home, the
+        audit log's folder or a credential store's away with its parent and read, or put another in its
+        place. The home is then read-only but for the working directory and the writable paths inside it,
+        unless it is itself writable (``{home}`` in ``allowedPaths``, ``workspace: .``)."""
         mount = _tool("mount")
-        line = "".join(f"{mount} --bind {shlex.quote(str(a))} {shlex.quote(str(a))} && "
-                       for a in reversed(home.parents) if a != a.parent)
-        line += f"{mount} --bind {shlex.quote(str(home))} {shlex.quote(str(home))} && " \
-                f"{mount} -o remount,bind,ro {shlex.quote(str(home))} && "
-        for path in sorted({p for p in writable if _contains(home, p) and os.path.isdir(p)}, key=lambda p: len(p.parts)):
-            quoted = shlex.quote(str(path))
-            line += f"{mount} --bind {quoted} {quoted} && {mount} -o remount,bind,rw {quoted} && "
+        home = Path(os.path.realpath(self.home)) if self.home is not None and os.path.isdir(self.home) else None
+        pins = _pins([*covered, *([home] if home else [])])
+        if home:
+            pins.add(home)
+        inner = {p for p in pins if home and p != home and _contains(home, p)}
+        line = "".join(f"{mount} --rbind {shlex.quote(str(p))} {shlex.quote(str(p))} && "
+                       for p in _shallow_first(pins - inner))
+        writable = [Path(os.path.realpath(p)) for p in (cwd, *self.writable)]
+        if home and home not in writable:
+            line += f"{mount} -o remount,bind,ro {shlex.quote(str(home))} && "
+            for path in _shallow_first({p for p in writable if _contains(home, p) and os.path.isdir(p)}):
+                quoted = shlex.quote(str(path))
+                line += f"{mount} --bind {quoted} {quoted} && {mount} -o remount,bind,rw {quoted} && "
+        # Inside the home after its read-only remount: a bind keeps the flags of the mount it is made in.
+        line += "".join(f"{mount} --rbind {shlex.quote(str(p))} {shlex.quote(str(p))} && "
+                        for p in _shallow_first(inner))
         return line
 
     def _masked(self, keep: Sequence[Path]) -> tuple[list[str], list[str]]:
@@ -348,10 +433,7 @@ class LocalSandbox:
         """
         user_home = Path.home()
         candidates = [*credential_stores(user_home), *map(Path, _HIDDEN_SYSTEM_DIRS), *map(Path, _HIDDEN_SYSTEM_FILES)]
-        candidates += list(self.hidden)
-        engine = os.environ.get("DOCKER_HOST", "")
-        if engine.startswith("unix://"):
-            candidates.append(Path(engine.removeprefix("unix://")))
+        candidates += [*self.hidden, *engine_sockets()]
         dirs, files = covering(candidates, keep)
         return [str(d) for d in dirs], [str(f) for f in files]
 
@@ -370,10 +452,16 @@ class LocalSandbox:
                 continue  # the shell gets its own /tmp; the host's stays out of reach
             if os.path.isdir(real) and real not in binds:
                 binds.append(real)
-        for real in sorted(binds, key=lambda p: len(p.parts)):
+        make_placeholders(self.placeholders, lambda path: any(_contains(b, path) for b in binds))
+        dirs, files = self._masked(binds)
+        # Inside the writable folders, the home and every folder above it or above a covered path are bound
+        # onto themselves: mount points, which no command can rename to read what they hold or swap.
+        home = [Path(os.path.realpath(self.home))] if self.home is not None and os.path.isdir(self.home) else []
+        pins = {p for p in _pins([*map(Path, dirs), *map(Path, files), *home]) | set(home)
+                if any(_contains(b, p) for b in binds)}
+        for real in _shallow_first(pins | set(binds)):
             argv += ["--bind", str(real), str(real)]
         # After the binds, so that what is hidden inside a writable folder stays hidden.
-        dirs, files = self._masked(binds)
         for folder in dirs:
             argv += ["--tmpfs", folder]
         for file in files:
@@ -404,7 +492,7 @@ class LocalSandbox:
                 stderr=subprocess.PIPE,
                 start_new_session=True,
                 close_fds=True,
-                preexec_fn=_die_with_parent(os.getpid()),
+                preexec_fn=_die_with_parent(os.getpid()),  # noqa: PLW1509 -- two system calls, no lock taken
             )
         except OSError as exc:
             return ExecResult(127, "", f"cannot start the command: {exc}", duration_s=0.0, backend=self.name)
@@ -526,6 +614,15 @@ def covering(paths: Iterable[Path], keep: Sequence[Path] = ()) -> tuple[list[Pat
     return dirs, files
 
 
+def _pins(paths: Iterable[Path]) -> set[Path]:
+    """Every folder above one of ``paths``, but ``/``."""
+    return {parent for path in paths for parent in Path(os.path.realpath(path)).parents if parent != parent.parent}
+
+
+def _shallow_first(paths: Iterable[Path]) -> list[Path]:
+    return sorted(set(paths), key=lambda p: (len(p.parts), str(p)))
+
+
 def _contains(root: Path, path: Path) -> bool:
     try:
         Path(os.path.realpath(path)).relative_to(os.path.realpath(root))
@@ -538,10 +635,10 @@ def _die_with_parent(parent: int) -> Callable[[], None]:
     """What runs in the child before ``exec``: SIGKILL when the runtime dies (``PR_SET_PDEATHSIG``, kept
     across ``exec``), so that a runtime killed with SIGKILL leaves no command running past its timeout;
     ``unshare --kill-child`` and ``bwrap --die-with-parent`` then take the command's namespace with it."""
-    libc = ctypes.CDLL(None, use_errno=True)
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork: the child only calls it
 
     def arm() -> None:
-        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent:
+        if prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent:
             os._exit(126)  # cannot be tied to the runtime, or the runtime is already gone: do not run
 
     return arm
