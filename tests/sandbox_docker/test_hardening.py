@@ -247,3 +247,38 @@ def test_the_runtimes_files_and_credentials_in_the_workspace_stay_covered(
         assert secret not in result.stdout, result
     assert (home / "clawcore.yaml").read_text(encoding="utf-8") == "sandbox: {backend: docker}\n"
     assert (workspace / ".netrc").read_text(encoding="utf-8") == "machine x password p\n"
+
+
+def test_a_home_kept_in_the_project_cannot_be_read_by_moving_or_planted(
+        docker_config: Callable[..., Any], workspace: Path, tmp_path: Path, events: Any) -> None:
+    """`workspace: .` with `rw`: runtime entries that do not exist yet are created and covered, and the folder
+    above a covered path cannot be renamed to read it."""
+    from clawcore.types import HookContext
+    from clawcore_sandbox_docker import make_backend
+
+    (workspace / "ops" / "alog" / "keys").mkdir(parents=True)
+    (workspace / "ops" / "alog" / "keys" / "signing.pem").write_text("PRIVATE\n", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if os.geteuid() == 0:
+        for path in [workspace, elsewhere, *workspace.rglob("*")]:
+            os.chown(path, 65534, 65534)
+    config = docker_config(workspaceAccess="rw")
+    config.data["audit"] = {"keys": str(workspace / "ops" / "alog" / "keys")}
+    context = HookContext(session_id="planted", home=workspace, workspace=workspace, config={}, record=events)
+    backend = make_backend(config, context)
+    try:
+        result = backend.run("mv ops/alog ops/moved; mv ops o2; cat ops/moved/keys/* o2/alog/keys/* 2>/dev/null; "
+                             "echo 'tools: {}' > clawcore.yaml; rm -rf sessions; ln -s /tmp sessions; mkdir index",
+                             cwd=workspace, timeout_s=20)
+    finally:
+        backend.close()
+    assert "PRIVATE" not in result.stdout, result
+    assert (workspace / "ops" / "alog" / "keys" / "signing.pem").read_text(encoding="utf-8") == "PRIVATE\n"
+    assert (workspace / "clawcore.yaml").read_text(encoding="utf-8") == ""
+    assert (workspace / "sessions").is_dir() and not (workspace / "sessions").is_symlink()
+
+
+def test_a_uid_alone_never_runs_in_group_0(make_docker: Callable[..., Any], tmp_path: Path) -> None:
+    result = make_docker(user="12345").run("id -u; id -g", cwd=tmp_path, timeout_s=20)
+    assert result.stdout.split() == ["12345", "12345"], result

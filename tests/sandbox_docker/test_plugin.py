@@ -96,11 +96,11 @@ def test_config_check_reports_a_bad_size(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("user", ["root", "0", "0:0", "root:root", "00", "0000", "00:00", "+0", "-0", "65534:0",
-                                  "65534:root", "-1"])
-def test_root_user_is_refused(tmp_path: Path, user: str) -> None:
+                                  "65534:root", "-1", "nobody", "sandbox"])
+def test_root_user_or_a_name_without_a_group_is_refused(tmp_path: Path, user: str) -> None:
     from clawcore_sandbox_docker import DockerSettings
 
-    with pytest.raises(ConfigError, match=r"sandbox.docker.user: .* is root or not a uid:gid"):
+    with pytest.raises(ConfigError, match=r"sandbox.docker.user: .* is root, a name without a group, or not a uid:gid"):
         DockerSettings.from_section({"user": user})
     with pytest.raises(ConfigError) as raised:  # and `clawcore config check` says so before any run
         load_config(tmp_path, data={"sandbox": {"docker": {"user": user}}}, pm=get_plugin_manager())
@@ -115,3 +115,24 @@ def test_auto_user_is_the_workspace_owner_unless_root(tmp_path: Path) -> None:
     expected = "65534:65534" if owner.st_uid == 0 else f"{owner.st_uid}:{owner.st_gid or 65534}"
     assert settings.resolve_user(tmp_path) == expected
     assert DockerSettings.from_section({"user": "1000:1000"}).resolve_user(tmp_path) == "1000:1000"
+
+
+def test_a_uid_alone_runs_with_that_gid_never_gid_0(tmp_path: Path) -> None:
+    from clawcore_sandbox_docker import DockerSettings
+
+    assert DockerSettings.from_section({"user": "12345"}).resolve_user(tmp_path) == "12345:12345"
+    assert load_config(tmp_path, data={"sandbox": {"docker": {"user": "12345"}}},
+                       pm=get_plugin_manager()).get("sandbox.docker.user") == "12345"
+
+
+@pytest.mark.parametrize(("key", "value"), [("cpuLimit", 1e-10), ("cpuLimit", 0.001), ("maxOutput", 0),
+                                            ("maxOutput", "10")])
+def test_limits_that_would_turn_themselves_off_are_refused(tmp_path: Path, key: str, value: object) -> None:
+    from clawcore_sandbox_docker import DockerSettings
+
+    with pytest.raises(ConfigError) as raised:
+        load_config(tmp_path, data={"sandbox": {"docker": {key: value}}}, pm=get_plugin_manager())
+    assert any(problem.startswith(f"sandbox.docker.{key}") for problem in raised.value.problems)
+    if key == "cpuLimit":  # and where a section reaches the backend unchecked
+        with pytest.raises(ConfigError, match="sandbox.docker.cpuLimit"):
+            DockerSettings.from_section({key: value})

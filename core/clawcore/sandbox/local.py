@@ -32,6 +32,7 @@ import ctypes
 import functools
 import glob
 import os
+import re
 import selectors
 import shlex
 import shutil
@@ -56,9 +57,14 @@ __all__ = ["BASE_ENV_KEYS", "Isolation", "LocalSandbox", "covering", "credential
 #: Environment variables every command gets from the parent (nothing secret).
 BASE_ENV_KEYS: tuple[str, ...] = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LANGUAGE", "TERM", "TZ")
 
-#: Names never passed through, even when ``sandbox.passEnv`` matches them.
-_SECRET_ENV = ("*KEY*", "*TOKEN*", "*SECRET*", "*PASS*", "*_PWD*", "*CREDENTIAL*", "*AUTH*", "*COOKIE*",
-               "*SESSION*", "*PRIVATE*")
+#: Names never passed through, even when ``sandbox.passEnv`` matches them (upper-cased first).
+_SECRET_ENV = ("*KEY*", "*TOKEN*", "*SECRET*", "*PASS*", "*_PWD*", "*PW", "*_PW_*", "PW_*", "*CRED*",
+               "*AUTH*", "*COOKIE*", "*SESSION*", "*PRIVATE*", "*DSN*", "*SEED*", "*CONN*", "*SALT*",
+               "*SIGNING*", "*WEBHOOK*", "*MNEMONIC*", "*LICENSE*", "*JWT*", "*BEARER*")
+#: A value that carries a credential the secret scanner has no pattern for: a URL with a user part
+#: (``https://KEY@sentry.io/1``, ``postgres://user:pw@db``) or an assignment of one in a connection string
+#: (``Server=db;Password=...``, ``user=x pwd=...``).
+_SECRET_VALUE = re.compile(r"://[^/\s@]+@|(?i:(pass(word|wd)?|pwd|pw|secret|token|key|auth|credentials?)\s*[=:])")
 
 Isolation = str  # "bwrap" | "unshare" | "none"
 
@@ -107,17 +113,18 @@ def engine_sockets(environ: Mapping[str, str] | None = None) -> list[Path]:
 _HOME_FILES = frozenset({"clawcore.yaml", "clawcore.yaml.bak", ".env"})
 
 
-def runtime_entries(config: Any) -> dict[Path, bool]:
+def runtime_entries(home: Path, config: Any = None) -> dict[Path, bool]:
     """The runtime's named files and folders (real paths), each with whether it is a folder: those the
-    sandboxes create empty when missing (:func:`make_placeholders`), so that they can be covered."""
+    sandboxes create empty when missing (:func:`make_placeholders`), so that they can be covered; the
+    audit log's with ``config`` (a :class:`clawcore.config.Config`)."""
     from clawcore.security.audit import checkpoints_path_for
     from clawcore.security.audit_plugin import AuditSettings
     from clawcore.security.paths import PROTECTED_HOME_ENTRIES
 
-    home = Path(os.path.realpath(config.home))
-    entries = {home / name: name not in _HOME_FILES for name in PROTECTED_HOME_ENTRIES}
-    audit = AuditSettings.from_config(config.data, config.home)
-    entries |= {audit.path: False, checkpoints_path_for(audit.path): False, audit.keys: True}
+    entries = {Path(home) / name: name not in _HOME_FILES for name in PROTECTED_HOME_ENTRIES}
+    if hasattr(config, "data"):
+        audit = AuditSettings.from_config(config.data, Path(home))
+        entries |= {audit.path: False, checkpoints_path_for(audit.path): False, audit.keys: True}
     return {Path(os.path.realpath(path)): folder for path, folder in entries.items()}
 
 
@@ -296,7 +303,7 @@ class LocalSandbox:
                 writable.append(Path(value))
         hidden = [Path(path) for path in runtime_paths(config.home, config.workspace, config)]
         hidden_set = {os.path.realpath(path) for path in hidden}
-        placeholders = {path: folder for path, folder in runtime_entries(config).items() if str(path) in hidden_set}
+        placeholders = {path: folder for path, folder in runtime_entries(config.home, config).items() if str(path) in hidden_set}
         return cls(
             timeout_s=parse_duration(section.get("timeout", "30s")),
             max_output=parse_size(section.get("maxOutput", "256k")),
@@ -345,9 +352,10 @@ class LocalSandbox:
         """The scrubbed environment a command gets."""
         env = {k: os.environ[k] for k in BASE_ENV_KEYS if k in os.environ}
         for key, value in os.environ.items():
+            # A credential under an innocent name (GH_PAT, DATABASE_URL, DB_CONN) stays out too.
             if any(fnmatchcase(key, pattern) for pattern in self.pass_env) and not any(
                 fnmatchcase(key.upper(), pattern) for pattern in _SECRET_ENV
-            ) and not scan_text(value):  # a credential under an innocent name (GH_PAT, DATABASE_URL) stays out
+            ) and not _SECRET_VALUE.search(value) and not scan_text(value):
                 env[key] = value
         env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
         env.setdefault("LANG", "C.UTF-8")

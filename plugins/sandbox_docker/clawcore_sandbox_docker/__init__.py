@@ -91,9 +91,10 @@ def make_backend(config: Any, context: HookContext) -> SandboxBackend:
             return _local_backend(config, context, str(exc))
         context.record("sandbox.docker.unavailable", {"reason": str(exc), "fallback": "fail-closed"})
         raise
-    from clawcore.sandbox.local import credential_stores
+    from clawcore.sandbox.local import credential_stores, runtime_entries
     from clawcore.security.paths import runtime_paths
 
+    runtime = runtime_paths(context.home, context.workspace, config)
     return DockerSandbox(
         client,
         settings,
@@ -102,8 +103,11 @@ def make_backend(config: Any, context: HookContext) -> SandboxBackend:
         record=context.record,
         local_factory=lambda: _local_backend(config, context, "the container engine failed"),
         # What lies inside the mounted workspace of these is covered in the container.
-        hidden=[*map(Path, runtime_paths(context.home, context.workspace, config)),
-                *credential_stores(context.workspace), *credential_stores(Path.home())],
+        hidden=[*map(Path, runtime), *credential_stores(context.workspace), *credential_stores(Path.home())],
+        # Created empty when missing (workspaceAccess: rw), so that a command can neither create them nor
+        # put a link there for the runtime to write through.
+        placeholders={path: folder for path, folder in runtime_entries(context.home, config).items()
+                      if str(path) in runtime},
     )
 
 

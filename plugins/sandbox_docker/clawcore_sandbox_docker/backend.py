@@ -23,7 +23,7 @@ from typing import Any
 
 import docker.errors
 import docker.types
-from clawcore.sandbox.local import covering
+from clawcore.sandbox.local import covering, make_placeholders
 from clawcore.types import ExecResult, SandboxBackend
 
 from clawcore_sandbox_docker.engine import ENGINE_ERRORS, SandboxEngineError, engine_address
@@ -116,6 +116,7 @@ class DockerSandbox:
         record: Recorder | None = None,
         local_factory: LocalFactory | None = None,
         hidden: Sequence[Path] = (),
+        placeholders: Mapping[Path, bool] | None = None,
     ) -> None:
         global _atexit_registered
         self.client = client
@@ -123,6 +124,8 @@ class DockerSandbox:
         self.workspace = Path(workspace).expanduser()
         #: Host paths that must not show through the workspace mount (the runtime's files, credential stores).
         self.hidden = tuple(Path(p) for p in hidden)
+        #: The runtime's entries (path: is a folder) created empty when missing, to be covered too.
+        self.placeholders = dict(placeholders or {})
         self.session_id = session_id
         self.user = settings.resolve_user(self.workspace)
         self._record = record or (lambda kind, data: None)
@@ -294,13 +297,21 @@ class DockerSandbox:
         They are ``mounts``, which the engine applies after the workspace's bind. Not tmpfs: Podman copies
         what the covered folder holds into a tmpfs mounted over it."""
         root = self.workspace.resolve()
+        if self.settings.workspace_access == "rw":
+            make_placeholders(self.placeholders, lambda path: path.is_relative_to(root))
         inside = [real for real in map(Path, map(os.path.realpath, self.hidden)) if real.is_relative_to(root)]
         folders, files = covering(inside, keep=[root])
+        # Every folder between the workspace and a covered path bound onto itself: a mount point, which no
+        # command can rename to read what the covered path holds.
+        pins = sorted({parent for path in (*folders, *files) for parent in path.parents
+                       if parent != root and parent.is_relative_to(root)}, key=lambda p: len(p.parts))
 
         def target(real: Path) -> str:
             return f"{WORKSPACE_MOUNT}/{real.relative_to(root).as_posix()}"
 
-        return [*(docker.types.Mount(target(f), _empty_folder(), type="bind", read_only=True) for f in folders),
+        read_only = self.settings.workspace_access != "rw"
+        return [*(docker.types.Mount(target(p), str(p), type="bind", read_only=read_only) for p in pins),
+                *(docker.types.Mount(target(f), _empty_folder(), type="bind", read_only=True) for f in folders),
                 *(docker.types.Mount(target(f), "/dev/null", type="bind", read_only=True) for f in files)]
 
     def _discard_container(self) -> None:

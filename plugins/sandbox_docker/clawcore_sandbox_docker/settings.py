@@ -27,6 +27,10 @@ DEFAULT_IMAGE = "debian:bookworm-slim"
 #: and the workspace belongs to root.
 UNPRIVILEGED_USER = "65534:65534"
 
+_NAME = r"[A-Za-z_][A-Za-z0-9_.-]*"
+#: ``auto``, a uid alone (its gid is then the uid), or a uid or name with a gid or group.
+_USER_PATTERN = rf"^(auto|[0-9]+|([0-9]+|{_NAME}):([0-9]+|{_NAME}))$"
+
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -53,7 +57,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         },
         "cpuLimit": {
             "type": "number",
-            "exclusiveMinimum": 0,
+            "minimum": 0.01,  # the engine's smallest share; below it the limit would round to 0, no limit
             "maximum": 1024,
             "default": 0.5,
             "description": "CPUs the container may use.",
@@ -81,10 +85,11 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "type": "string",
             "minLength": 1,
             # Plain digits or a name that starts with a letter: `-0` or `+0` would reach the engine as uid 0.
-            "pattern": r"^(auto|([0-9]+|[A-Za-z_][A-Za-z0-9_.-]*)(:([0-9]+|[A-Za-z_][A-Za-z0-9_.-]*))?)$",
+            # A name needs its group: alone, the engine takes the group the image's /etc/passwd gives, or 0.
+            "pattern": _USER_PATTERN,
             "not": {"pattern": r"^(root|0+)(:|$)|:(root|0+)$"},
-            "x-error": "is root (user or group) or not a uid:gid, user:group or 'auto'; use an unprivileged "
-                       "uid:gid such as 65534:65534, or 'auto'",
+            "x-error": "is root (user or group), a name without a group, or not a uid[:gid], user:group or "
+                       "'auto'; use an unprivileged uid:gid such as 65534:65534, or 'auto'",
             "default": "auto",
             "description": "uid:gid the commands run as; never root. auto: the workspace owner, "
             "or 65534:65534 when root owns it.",
@@ -118,8 +123,9 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "maxOutput": {
             "type": ["string", "integer"],
             "format": "size",
+            "x-at-least": "1k",  # 0 would stop every command that writes anything
             "default": "256k",
-            "description": "Bytes kept of stdout and of stderr, each; the rest is dropped and reported.",
+            "description": "Bytes kept of stdout and of stderr, each (at least 1k); the rest is dropped and reported.",
         },
     },
 }
@@ -153,16 +159,22 @@ class DockerSettings:
         parts = [part.strip() for part in user.split(":", 1)]
         # Any spelling the engine may read as 0 (`00`, `+0`, `-0`), for the user or the group.
         if any(part == "root" or re.fullmatch(r"[+-]?0+", part) for part in parts) or \
-                not re.fullmatch(r"auto|([0-9]+|[A-Za-z_][\w.-]*)(:([0-9]+|[A-Za-z_][\w.-]*))?", user):
+                not re.fullmatch(_USER_PATTERN, user):
             raise ConfigError(
-                f"sandbox.docker.user: {user!r} is root or not a uid:gid; use an unprivileged "
-                f"uid:gid such as {UNPRIVILEGED_USER} or 'auto'"
+                f"sandbox.docker.user: {user!r} is root, a name without a group, or not a uid:gid; use an "
+                f"unprivileged uid:gid such as {UNPRIVILEGED_USER} or 'auto'"
             )
+        cpus = float(section.get("cpuLimit", 0.5))
+        if not 0.01 <= cpus <= 1024:  # 0 nano-CPUs would mean no limit to the engine
+            raise ConfigError(f"sandbox.docker.cpuLimit: {cpus!r} is not between 0.01 and 1024")
+        if user.isdigit():
+            # Alone, a uid the image's /etc/passwd does not name runs with gid 0: its gid is the uid.
+            user = f"{user}:{user}"
         return cls(
             image=str(section.get("image", DEFAULT_IMAGE)),
             read_only_root=bool(section.get("readOnlyRoot", True)),
             memory_bytes=parse_size(section.get("memoryLimit", "512m")),
-            nano_cpus=int(float(section.get("cpuLimit", 0.5)) * 1e9),
+            nano_cpus=round(cpus * 1e9),
             timeout_s=parse_duration(section.get("timeout", "30s")),
             network_mode=section.get("networkMode", "none"),
             pids_limit=int(section.get("pidsLimit", 256)),
