@@ -96,9 +96,15 @@ def test_env_passthrough_checks_values_too(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("GH_PAT", "ghp_N6VEq8ZtR2mK9pLw3zXc7vB1nY4hJ6dF0sA5")
     monkeypatch.setenv("DATABASE_URL", "postgres://admin:Xk9mQ2vR7pLw3z@db.example:5432/app")
     monkeypatch.setenv("EDITOR", "vim")
+    monkeypatch.setenv("APP_SETTINGS", "Server=db;User Id=app;Password=Hx7vq2LmWz")  # innocent names
+    monkeypatch.setenv("ERROR_URL", "https://f3a9c2e1b7d64e0c@o123.ingest.sentry.io/42")
+    for name in ("DB_CONN", "SENTRY_DSN", "MYSQL_PW", "SIGNING_SEED", "APP_CREDS", "ROOT_PASSWD", "SLACK_WEBHOOK"):
+        monkeypatch.setenv(name, "plain-value-should-not-pass")
     result = LocalSandbox(isolation="none", pass_env=["*"]).run("env", cwd=tmp_path, timeout_s=10)
     assert "EDITOR=vim" in result.stdout
     assert "ghp_" not in result.stdout and "Xk9mQ2vR7pLw3z" not in result.stdout
+    assert "Hx7vq2LmWz" not in result.stdout and "f3a9c2e1b7d64e0c" not in result.stdout
+    assert "should-not-pass" not in result.stdout
 
 
 def _listening_socket() -> tuple[socket.socket, int]:
@@ -258,6 +264,16 @@ def test_bad_config_values_are_one_line_errors(tmp_path: Path, plugin_manager) -
                                                 "network": {"shell": "maybe"}}}, pm=plugin_manager)
     text = str(info.value)
     assert "sandbox.timeout" in text and "sandbox.maxOutput" in text and "sandbox.network.shell" in text
+
+
+@pytest.mark.parametrize(("key", "value"), [("timeout", "0s"), ("timeout", 0), ("timeout", "10ms"),
+                                            ("maxOutput", 0), ("maxOutput", "100")])
+def test_limits_that_would_stop_every_command_are_refused(tmp_path: Path, plugin_manager, key: str,  # type: ignore[no-untyped-def]
+                                                          value: object) -> None:
+    from clawcore.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=f"sandbox.{key}"):
+        load_config(tmp_path, data={"sandbox": {key: value}}, pm=plugin_manager)
 
 
 @pytest.mark.parametrize("isolation", ISOLATIONS)
