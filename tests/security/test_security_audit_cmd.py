@@ -238,3 +238,103 @@ def test_table_output(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1
     assert "critical" in captured.out and "gateway.auth" in captured.out
     assert "1 critical finding" in captured.err
+
+
+def _outside(tmp_path: Path, name: str, mode: int) -> Path:
+    victim = tmp_path / "outside" / name
+    victim.parent.mkdir(exist_ok=True)
+    victim.write_text("not clawcore's\n")
+    os.chmod(victim, mode)
+    return victim
+
+
+def _mode_of(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_fix_follows_no_link_out_of_the_home(
+        home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _config(home, {})
+    with AuditLog(home / "audit" / "audit.jsonl") as log:
+        log.append("ops.note", {})
+    links = {
+        home / "sessions" / "evil.jsonl": _outside(tmp_path, "v1", 0o777),
+        home / "credentials" / "token": _outside(tmp_path, "v2", 0o644),
+        home / "audit" / "keys" / "extra.pem": _outside(tmp_path, "v3", 0o666),
+        home / "audit" / "keys" / "other.pub": _outside(tmp_path, "v4", 0o666),
+    }
+    for folder in ("sessions", "credentials"):
+        (home / folder).mkdir(mode=0o700)
+    for link, victim in links.items():
+        link.symlink_to(victim)
+    code, report = _audit(capsys, home, "--fix")
+    for link, victim in links.items():
+        assert _mode_of(victim) in (0o777, 0o644, 0o666), victim  # untouched
+        [finding] = [f for f in _by_check(report, "permissions") if f["path"] == str(link)]
+        assert f"is a link to {victim}" in finding["message"] and not finding["fixable"]
+        assert finding["severity"] == "critical"
+        assert "--fix follows no link" in finding["fix"]
+    assert _mode_of(links[home / "sessions" / "evil.jsonl"]) == 0o777
+    assert "mode 777" in json.dumps(report) and code == 1
+    assert not any(str(tmp_path / "outside") in change for change in report["fixed"])
+
+
+def test_fix_changes_nothing_behind_a_linked_folder_or_a_hard_link(
+        home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _config(home, {})
+    elsewhere = tmp_path / "outside" / "sessions"
+    elsewhere.mkdir(parents=True, mode=0o700)
+    transcript = elsewhere / "s1.jsonl"
+    transcript.write_text("{}\n")
+    os.chmod(transcript, 0o644)
+    (home / "sessions").symlink_to(elsewhere)
+    (home / "credentials").mkdir(mode=0o700)
+    shared = _outside(tmp_path, "shared", 0o644)
+    os.link(shared, home / "credentials" / "hard")
+    code, report = _audit(capsys, home, "--fix")
+    assert _mode_of(transcript) == 0o644 and _mode_of(shared) == 0o644
+    [behind] = [f for f in _by_check(report, "permissions") if f["path"] == str(home / "sessions" / "s1.jsonl")]
+    assert not behind["fixable"] and behind["severity"] == "high"
+    [linked] = [f for f in _by_check(report, "permissions") if f["path"] == str(home / "sessions")]
+    assert linked["severity"] == "info" and str(elsewhere) in linked["message"]
+    assert any("2 hard links" in change for change in report["fixed"])
+    assert code == 1  # the hard-linked credential is still readable by others
+
+
+def test_a_linked_home_or_index_is_judged_by_its_target(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CLAWCORE_GATEWAY_TOKEN", "x" * 40)
+    real = tmp_path / "real-home"
+    (real / "workspace").mkdir(parents=True)
+    os.chmod(real, 0o777)
+    index = tmp_path / "real-index"
+    index.mkdir(mode=0o755)
+    os.chmod(index, 0o755)
+    (real / "index").symlink_to(index)
+    home = tmp_path / "home"
+    home.symlink_to(real)
+    code, report = _audit(capsys, home, "--fix")
+    assert _mode_of(real) == 0o777 and _mode_of(index) == 0o755
+    by_path = {f["path"]: f for f in _by_check(report, "permissions")}
+    assert by_path[str(home)]["severity"] == "critical" and not by_path[str(home)]["fixable"]
+    assert f"{home} is a link to {real}, which is writable" in by_path[str(home)]["message"]
+    assert by_path[str(home / "index")]["severity"] == "medium"
+    assert "mode 755" in by_path[str(home / "index")]["message"]
+    assert code == 1
+    os.chmod(real, 0o700)
+    _, report = _audit(capsys, home)
+    [said] = [f for f in _by_check(report, "permissions") if f["path"] == str(home)]
+    assert said["severity"] == "info" and "is a link to" in said["message"]
+
+
+def test_fix_clears_group_and_other_bits_and_keeps_the_owners(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _config(home, {})
+    os.chmod(config, 0o444)  # read-only on purpose
+    (home / "sessions").mkdir()
+    os.chmod(home / "sessions", 0o750)
+    code, report = _audit(capsys, home, "--fix")
+    assert _mode_of(config) == 0o400 and _mode_of(home / "sessions") == 0o700
+    assert f"chmod 400 {config} (was 444)" in report["fixed"]
+    assert f"chmod 700 {home / 'sessions'} (was 750)" in report["fixed"]
+    assert code == 0

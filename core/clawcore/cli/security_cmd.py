@@ -9,6 +9,7 @@ to ``plugins.required``.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -157,96 +158,159 @@ def _plain_secrets(config: Config) -> Iterator[_Found]:
         )
 
 
-def _mode(path: Path) -> int | None:
+def _lstat(path: Path) -> os.stat_result | None:
     try:
-        return stat.S_IMODE(path.lstat().st_mode)
-    except FileNotFoundError:
+        return path.lstat()
+    except OSError:  # missing, or behind something that is not a folder
         return None
 
 
-def _chmod_fix(path: Path, mode: int) -> Callable[[], str]:
+_NOFOLLOW = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+def _open_beneath(anchor: Path, path: Path, folder: bool) -> int:
+    """A descriptor on ``path``, reached from ``anchor`` without following any link below the anchor.
+
+    The anchor (the home, the audit folder) is the user's choice and may itself be a link; nothing under it
+    may be: a link there could lead the fix to a file clawcore does not own.
+    """
+    last = os.O_RDONLY | _NOFOLLOW | (os.O_DIRECTORY if folder else 0)
+    parts = path.relative_to(anchor).parts
+    try:
+        if not parts:
+            return os.open(path, last)
+        fd = os.open(anchor, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            for part in parts[:-1]:
+                inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+            return os.open(parts[-1], last, dir_fd=fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise OSError(f"{path} is a symbolic link or lies behind one; --fix follows no link") from exc
+        raise
+
+
+def _behind_link(anchor: Path, path: Path) -> bool:
+    """True when a link lies between ``anchor`` (excluded) and ``path`` (included)."""
+    current = anchor
+    for part in path.relative_to(anchor).parts:
+        current = current / part
+        if current.is_symlink():
+            return True
+    return anchor == path and path.is_symlink()
+
+
+def _chmod_fix(anchor: Path, path: Path, keep: int, *, folder: bool) -> Callable[[], str]:
+    """Clear the mode bits outside ``keep`` on ``path`` itself: no link is followed, no other bit is set."""
+
     def apply() -> str:
-        before = _mode(path)
-        os.chmod(path, mode)
-        return f"chmod {mode:o} {path} (was {before:o})" if before is not None else f"chmod {mode:o} {path}"
+        fd = _open_beneath(anchor, path, folder)
+        try:
+            info = os.fstat(fd)
+            if not (stat.S_ISDIR(info.st_mode) if folder else stat.S_ISREG(info.st_mode)):
+                raise OSError(f"{path} is not a {'folder' if folder else 'regular file'}")
+            if not folder and info.st_nlink > 1:  # another name, maybe outside the home, shares its mode
+                raise OSError(f"{path} has {info.st_nlink} hard links; change its mode yourself")
+            before = stat.S_IMODE(info.st_mode)
+            os.fchmod(fd, before & keep)
+        finally:
+            os.close(fd)
+        return f"chmod {before & keep:o} {path} (was {before:o})"
 
     return apply
 
 
+def _anchor(path: Path, anchors: list[Path]) -> Path:
+    """The folder a fix of ``path`` starts from: the first anchor holding it, else its own folder."""
+    return next((a for a in anchors if path == a or a in path.parents), path.parent)
+
+
+def _check(path: Path, anchors: list[Path], *, folder: bool = False, secret: bool = False,
+           public: bool = False, link_ok: bool = False) -> _Found | None:
+    """One permission finding about ``path``, or None when it is private enough (or missing)."""
+    info = _lstat(path)
+    if info is None:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        target = os.path.realpath(path)
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except OSError:
+            return _Found(Finding("permissions", "medium",
+                                  f"{path} is a link to {target}, which cannot be read",
+                                  f"replace the link with the {'folder' if folder else 'file'} itself", False, str(path)))
+    elif stat.S_ISDIR(info.st_mode) if folder else stat.S_ISREG(info.st_mode):
+        mode = stat.S_IMODE(info.st_mode)
+    else:
+        return None
+    link = stat.S_ISLNK(info.st_mode)
+    where = f"{path} is a link to {target}, which" if link else str(path)
+    keep = 0o7755 if public else 0o700
+    if mode & 0o022:
+        severity = "critical"
+        message = f"{where} is writable by group or others (mode {mode:o})"
+        if public:
+            message += ": a replaced key would be trusted"
+    elif not public and mode & (0o077 if folder else 0o044):
+        severity = "medium" if folder else "critical" if secret else "high"
+        message = f"{where} is readable by group or others (mode {mode:o})"
+    elif link and not link_ok:
+        return _Found(Finding(
+            "permissions", "info" if folder else "medium",
+            f"{path} is a link to {target}" if folder
+            else f"{path} is a link to {target}: the file lives outside its private folder",
+            "nothing to do if the link is intended" if folder else "replace the link with the file itself",
+            False, str(path)))
+    else:
+        return None
+    fix = f"chmod {mode & keep:o}"
+    anchor = _anchor(path, anchors)
+    if link or _behind_link(anchor, path):
+        return _Found(Finding("permissions", severity, message,
+                              f"{fix} {target if link else path} yourself (--fix follows no link)", False, str(path)))
+    return _Found(Finding("permissions", severity, message, fix, True, str(path)),
+                  _chmod_fix(anchor, path, keep, folder=folder))
+
+
+def _contents(folder: Path) -> list[Path]:
+    """Every file and link under ``folder``, found without following links."""
+    if _lstat(folder) is None or not folder.is_dir():
+        return []
+    found: list[Path] = []
+    for root, dirs, names in os.walk(folder):
+        found += [Path(root) / name for name in sorted(names)]
+        found += [Path(root) / name for name in sorted(dirs) if (Path(root) / name).is_symlink()]
+        dirs.sort()
+    return found
+
+
 def _permissions(config: Config, audit_paths: list[Path], key_dir: Path) -> Iterator[_Found]:
     home = config.home
-    private_files: list[Path] = []
-    private_dirs: list[Path] = [home, key_dir, home / "sessions", home / "credentials", home / "index"]
+    anchors = [home, *dict.fromkeys(p.parent for p in audit_paths), key_dir]
+    private_dirs = [home, key_dir, home / "sessions", home / "credentials", home / "index"]
     private_dirs += sorted({p.parent for p in audit_paths})
-    if config.path is not None:
-        private_files.append(config.path)
-    private_files += audit_paths
-    for folder in (key_dir, home / "credentials"):
-        if folder.is_dir():
-            private_files += [p for p in folder.rglob("*") if p.is_file() and not p.name.endswith(".pub")]
-    private_files += [home / ".env", home / "index" / "memory.sqlite"]
-    if (home / "sessions").is_dir():
-        private_files += sorted((home / "sessions").glob("*.jsonl"))  # transcripts hold whole conversations
     seen: set[Path] = set()
-    for folder in private_dirs:
-        mode = _mode(folder)
-        if mode is None or folder in seen or stat.S_ISLNK(folder.lstat().st_mode):
-            continue
-        seen.add(folder)
-        if mode & 0o022:
-            yield _Found(
-                Finding(
-                    "permissions",
-                    "critical",
-                    f"{folder} is writable by group or others (mode {mode:o})",
-                    "chmod 700",
-                    True,
-                    str(folder),
-                ),
-                _chmod_fix(folder, 0o700),
-            )
-        elif mode & 0o077:
-            yield _Found(
-                Finding(
-                    "permissions",
-                    "medium",
-                    f"{folder} is readable by group or others (mode {mode:o})",
-                    "chmod 700",
-                    True,
-                    str(folder),
-                ),
-                _chmod_fix(folder, 0o700),
-            )
-    for path in private_files:
-        try:  # a link is judged by the file it leads to: that file holds the secret
-            mode = stat.S_IMODE(path.stat().st_mode)
-        except OSError:
-            continue
+    checks: list[tuple[Path, dict[str, bool]]] = [(folder, {"folder": True}) for folder in private_dirs]
+    if config.path is not None:  # a linked config is usual (dotfiles): judged by the file it leads to
+        checks.append((config.path, {"link_ok": True}))
+    checks += [(path, {}) for path in audit_paths]
+    for folder in (key_dir, home / "credentials"):
+        checks += [(path, {"secret": True, "public": path.parent == key_dir and path.name.endswith(".pub")})
+                   for path in _contents(folder)]
+    checks += [(home / ".env", {"secret": True}), (home / "index" / "memory.sqlite", {})]
+    if (home / "sessions").is_dir():  # transcripts hold whole conversations
+        checks += [(path, {}) for path in sorted((home / "sessions").glob("*.jsonl"))]
+    for path, options in checks:
         if path in seen:
             continue
         seen.add(path)
-        secret = path.parent == key_dir or "credentials" in path.parts or path.name == ".env"
-        if mode & 0o022:
-            severity = "critical"
-            message = f"{path} is writable by group or others (mode {mode:o})"
-        elif mode & 0o044:
-            severity = "critical" if secret else "high"
-            message = f"{path} is readable by group or others (mode {mode:o})"
-        else:
-            continue
-        yield _Found(
-            Finding("permissions", severity, message, "chmod 600", True, str(path)), _chmod_fix(path, 0o600)
-        )
-    # Public keys may be read by anyone; a replaced one would be trusted by `audit verify`.
-    for path in sorted(key_dir.glob("*.pub")) if key_dir.is_dir() else []:
-        mode = _mode(path)
-        if mode is not None and mode & 0o022:
-            yield _Found(
-                Finding("permissions", "critical",
-                        f"{path} is writable by group or others (mode {mode:o}): a replaced key would be trusted",
-                        "chmod 644", True, str(path)),
-                _chmod_fix(path, 0o644),
-            )
+        found = _check(path, anchors, **options)
+        if found is not None:
+            yield found
 
 
 def _set_required(config: Config, name: str) -> Callable[[], str]:
