@@ -338,3 +338,13 @@ def test_fix_clears_group_and_other_bits_and_keeps_the_owners(
     assert f"chmod 400 {config} (was 444)" in report["fixed"]
     assert f"chmod 700 {home / 'sessions'} (was 750)" in report["fixed"]
     assert code == 0
+
+
+def test_a_typo_in_the_allow_list_is_an_info_finding(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from clawcore.cli.security_cmd import SEVERITIES
+
+    _config(home, {"tools": {"policy": {"allow": ["group:runtim"]}}})
+    _, report = _audit(capsys, home)
+    [typo] = [f for f in _by_check(report, "tools.policy") if "group:runtim," in f["message"]]
+    assert typo["severity"] == "info"  # allows nothing more than before: a notice
+    assert {f["severity"] for f in report["findings"]} <= set(SEVERITIES)

@@ -536,7 +536,7 @@ def _tool_policy(state: CliState) -> Iterator[_Found]:
         for pattern in section.get(action, ()) or ():
             if isinstance(pattern, str) and pattern.startswith("group:") and pattern[6:] not in known:
                 yield _Found(Finding(
-                    "tools.policy", "high" if action != "allow" else "low",
+                    "tools.policy", "high" if action != "allow" else "info",
                     f"tools.policy.{action} names {pattern}, which no tool belongs to, so it matches nothing",
                     f"use one of {', '.join('group:' + g for g in sorted(known))}"))
     if decision.action is Action.ALLOW:
@@ -575,7 +575,7 @@ def run_checks(state: CliState) -> list[_Found]:
     found += _audit_log(config)
     found += _tool_policy(state)
     order = {s: i for i, s in enumerate(SEVERITIES)}
-    return sorted(found, key=lambda f: order.get(f.finding.severity, 9))
+    return sorted(found, key=lambda f: order.get(f.finding.severity, len(order)))
 
 
 # --------------------------------------------------------------------------
