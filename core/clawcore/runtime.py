@@ -271,8 +271,10 @@ class Runtime:
         Order: ``decide_tool_call`` + ``before_tool_call`` (strictest wins) →
         confirmation → the tool → ``after_tool_call`` → ``tool_result_persist``.
         A denied call returns an error result; nothing raises for a tool's own
-        failure. The first call starts the runtime (``gateway_start``), so monitors have restored their
-        state before they judge anything.
+        failure: a handler that raises, or answers anything but a :class:`ToolResult` with text
+        content (a bare ``str``, ``None``), gives an error result — what it returned is not passed on,
+        since nothing says whether it can be trusted. The first call starts the runtime
+        (``gateway_start``), so monitors have restored their state before they judge anything.
         """
         self.start()
         context = context or self.context()
@@ -289,11 +291,12 @@ class Runtime:
 
         started = time.monotonic()
         try:
-            result = tool.handler(call.arguments, ToolContext(self, context))
+            answer: object = tool.handler(call.arguments, ToolContext(self, context))
         except ClawcoreError as exc:
-            result = ToolResult(f"error: {exc}", is_error=True)
+            answer = ToolResult(f"error: {exc}", is_error=True)
         except Exception as exc:  # a tool bug must not take the agent down
-            result = ToolResult(f"error: {name} failed: {type(exc).__name__}: {exc}", is_error=True)
+            answer = ToolResult(f"error: {name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        result = _checked(name, answer)
         self.audit(
             "tool.executed",
             {"tool": name, "call_id": call.id, "is_error": result.is_error,
@@ -381,3 +384,19 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _checked(name: str, answer: object) -> ToolResult:
+    """The handler's answer if it is a :class:`ToolResult` with text content, else an error result.
+
+    What a handler returned in another shape is dropped, not turned into content: a bare string
+    carries no ``untrusted`` mark, and the monitors must not read it as trusted text.
+    """
+    if isinstance(answer, ToolResult):
+        if isinstance(answer.content, str):
+            return answer
+        wrong = f"a ToolResult with {type(answer.content).__name__} content"
+    else:
+        wrong = "None" if answer is None else f"a {type(answer).__name__}"
+    return ToolResult(f"error: {name} failed: it returned {wrong}, not a ToolResult with text "
+                      "(a bug in the tool; what it returned was dropped)", is_error=True)

@@ -173,6 +173,88 @@ def test_invalid_tool_arguments_are_reported_to_the_model(clawcore_home: Path, p
     assert "unknown tool 'nope'" in requests[2].body["messages"][-1]["content"]
 
 
+def strict_chat(replies: list[Any]) -> Any:
+    """A chat handler that refuses, like real chat APIs, a context with a tool call left unanswered."""
+    def handler(body: Mapping[str, Any]) -> Any:
+        open_calls: set[str] = set()
+        for message in body["messages"]:
+            if message["role"] == "tool":
+                assert message["tool_call_id"] in open_calls, "a result answering no open call"
+                open_calls.discard(message["tool_call_id"])
+                continue
+            assert not open_calls, f"unanswered tool calls {sorted(open_calls)}"
+            open_calls = {c["id"] for c in message.get("tool_calls") or []}
+        assert not open_calls, f"unanswered tool calls {sorted(open_calls)}"
+        return replies.pop(0)
+    return handler
+
+
+@pytest.mark.parametrize("handler, expected", [
+    (lambda arguments, context: "plain text", "error: shaky failed: it returned a str"),
+    (lambda arguments, context: None, "error: shaky failed: it returned None"),
+])
+def test_a_tool_answering_in_the_wrong_shape_is_an_error_the_model_sees(
+        clawcore_home: Path, plugin_manager: Any, register_plugin: Any, openai_server: OpenAIServer,
+        handler: Any, expected: str) -> None:
+    class Shaky:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            register(Tool("shaky", "A buggy tool.", {"type": "object"}, handler))
+
+    register_plugin(Shaky(), "shaky")
+    openai_server.on_chat(strict_chat([tool_reply("shaky", {}), text_reply("it failed"), text_reply("next")]))
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, extra={"tools": {"policy": {"allow": ["shaky"]}}})
+    with runtime.session() as session:
+        assert session.send("go").text == "it failed"
+        assert session.send("again").text == "next"
+    sent = openai_server.requests_to("chat/completions")[1].body["messages"][-1]["content"]
+    assert sent.startswith(expected) and "plain text" not in sent
+
+
+def test_a_tool_with_a_broken_schema_does_not_run_and_the_model_is_told(
+        clawcore_home: Path, plugin_manager: Any, register_plugin: Any, openai_server: OpenAIServer) -> None:
+    ran: list[Mapping[str, Any]] = []
+
+    class Broken:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            schema = {"type": "object", "properties": {"text": {"type": "string", "pattern": "("}}}
+            register(Tool("broken", "Its schema has a bad regex.", schema,
+                          lambda arguments, context: ran.append(arguments) or ToolResult("ran")))
+
+    register_plugin(Broken(), "broken")
+    openai_server.on_chat(strict_chat([tool_reply("broken", {"text": "a"}), text_reply("cannot"), text_reply("ok")]))
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, extra={"tools": {"policy": {"allow": ["broken"]}}})
+    with runtime.session() as session:
+        assert session.send("go").text == "cannot"
+        assert session.send("again").text == "ok"
+    assert ran == []
+    sent = openai_server.requests_to("chat/completions")[1].body["messages"][-1]["content"]
+    assert sent.startswith("error: broken cannot run: its parameter schema is broken (")
+
+
+def test_a_turn_cut_off_mid_tool_leaves_the_live_session_usable(
+        clawcore_home: Path, plugin_manager: Any, register_plugin: Any, openai_server: OpenAIServer) -> None:
+    class Interrupting:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            def handler(arguments: Mapping[str, Any], context: Any) -> ToolResult:
+                raise KeyboardInterrupt  # Ctrl-C while the tool runs: not a tool error, it propagates
+
+            register(Tool("slow", "Is interrupted.", {"type": "object"}, handler))
+
+    register_plugin(Interrupting(), "slow")
+    openai_server.on_chat(strict_chat([tool_reply(calls=[("slow", {}), ("slow", {})]), text_reply("back")]))
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, extra={"tools": {"policy": {"allow": ["slow"]}}})
+    with runtime.session() as session:
+        with pytest.raises(KeyboardInterrupt):
+            session.send("go")
+        assert session.send("are you there?").text == "back"
+    sent = openai_server.requests_to("chat/completions")[1].body["messages"]
+    assert [m["role"] for m in sent[1:]] == ["user", "assistant", "tool", "tool", "user"]
+    assert all("interrupted" in m["content"] for m in sent if m["role"] == "tool")
+
+
 def test_message_sending_deny_withholds_the_reply(clawcore_home: Path, plugin_manager: Any,
                                                   register_plugin: Any, openai_server: OpenAIServer) -> None:
     class Gate:

@@ -225,3 +225,22 @@ def test_gateway_start_fires_once(wired) -> None:
 
 def test_decision_action_order() -> None:
     assert Action.ALLOW.rank < Action.CONFIRM.rank < Action.DENY.rank
+
+
+@pytest.mark.parametrize("answer", ["plain text", None, ToolResult(b"raw output")])  # type: ignore[arg-type]
+def test_a_handler_answer_that_is_not_a_tool_result_is_an_error_result(clawcore_home, plugin_manager,
+                                                                         register_plugin, answer) -> None:
+    class Sloppy:
+        @hookimpl
+        def register_tools(self, register):
+            register(Tool("sloppy", "Answers in the wrong shape.", {"type": "object"}, lambda arguments, ctx: answer))
+
+    sink = AuditSink()
+    register_plugin(sink, "sink")
+    register_plugin(Sloppy(), "sloppy")
+    runtime = Runtime(clawcore_home, config={"tools": {"policy": {"allow": ["sloppy"]}}}, plugin_manager=plugin_manager)
+    result = runtime.call_tool("sloppy", {})
+    assert result.is_error and result.content.startswith("error: sloppy failed: it returned ")
+    assert "plain text" not in result.content and "raw output" not in result.content  # nothing unmarked is passed on
+    [executed] = [e for e in sink.events if e.kind == "tool.executed"]
+    assert executed.data["is_error"] is True

@@ -33,7 +33,7 @@ from clawcore.agent.subagent import SPAWN_SUBAGENT, is_subagent
 from clawcore.config import parse_size
 from clawcore.errors import ClawcoreError, PluginError
 from clawcore.memory.flush import MemoryFlush, resolve_timezone, should_run_memory_flush
-from clawcore.sessions.history import SessionHistory
+from clawcore.sessions.history import SessionHistory, paired
 from clawcore.sessions.store import SessionStore
 from clawcore.sessions.transcript import Transcript, message_to_entry
 from clawcore.text import well_formed
@@ -233,10 +233,14 @@ class Session:
                 break
             # The caller sees the calls as written (a canary masked); the tools get them as the model made them.
             written = {c.id: c for c in assistant.tool_calls}
-            for call in requested:
-                calls.append(written.get(call.id, call))
-                result_text = self._fitted(self._run_tool(call))
-                self._write(Message("tool", result_text, tool_call_id=call.id, channel=self.channel), keep=True)
+            try:
+                for call in requested:
+                    calls.append(written.get(call.id, call))
+                    result_text = self._fitted(self._run_tool(call))
+                    self._write(Message("tool", result_text, tool_call_id=call.id, channel=self.channel), keep=True)
+            except BaseException:
+                self._answer_open_calls()
+                raise
         else:
             reply_text = (reply_text + "\n\n" if reply_text else "") + (
                 f"(stopped after {self.settings.max_tool_rounds} rounds of tool calls; "
@@ -263,6 +267,16 @@ class Session:
         """A sub-agent is not offered what it may not use: it cannot start sub-agents of its own."""
         return not (name == SPAWN_SUBAGENT.name and is_subagent(self.id))
 
+    def _answer_open_calls(self) -> None:
+        """Answer every tool call of the context still without a result, as a resumed session would.
+
+        Something escaped mid-round (Ctrl-C, a full disk): the chat API refuses a context with an
+        unanswered call, so without this every later turn of the live session would fail.
+        """
+        context = paired(zip(self._seq_of, self.messages, strict=True))
+        self._seq_of = [seq for seq, _ in context]
+        self.messages = [message for _, message in context]
+
     def _run_tool(self, call: ToolCall) -> str:
         tool = self.runtime.tools.get(call.name)
         if tool is not None and not self._offers(call.name):
@@ -270,10 +284,13 @@ class Session:
             self.runtime.audit("tool.not_offered", {"tool": call.name, "call_id": call.id}, session_id=self.id)
             return f"error: {call.name} is not available in this session"
         if tool is not None:
-            problem = _argument_problem(tool, call.arguments)
-            if problem:
-                self.runtime.audit("tool.invalid_arguments", {"tool": call.name, "call_id": call.id,
-                                                              "problem": problem}, session_id=self.id)
+            refusal = _argument_problem(tool, call.arguments)
+            if refusal:
+                kind, problem = refusal
+                self.runtime.audit(kind, {"tool": call.name, "call_id": call.id, "problem": problem},
+                                   session_id=self.id)
+                if kind == "tool.invalid_schema":
+                    return f"error: {call.name} cannot run: its parameter schema is broken ({problem})"
                 return f"error: invalid arguments for {call.name}: {problem}"
         result = self.runtime.call_tool(call.name, call.arguments, context=self.context, call_id=call.id)
         return result.content
@@ -444,20 +461,25 @@ class Session:
         self.close()
 
 
-def _argument_problem(tool: Tool, arguments: Mapping[str, Any]) -> str:
-    """One line saying why ``arguments`` do not fit the tool's schema, or ``""``."""
+def _argument_problem(tool: Tool, arguments: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Why the call must not run — ``(audit kind, one line)`` — or None when ``arguments`` fit the schema.
+
+    A schema that cannot be checked (not a schema, a ``pattern`` that is no regex, ...) is the tool's
+    fault, and the tool does not run: arguments nobody could check are not passed on.
+    """
     if UNREADABLE_ARGUMENTS in arguments:
         raw = str(arguments[UNREADABLE_ARGUMENTS])
-        return f"the arguments are not a JSON object ({raw[:200]!r}); send them again as one"
+        return "tool.invalid_arguments", f"the arguments are not a JSON object ({raw[:200]!r}); send them again as one"
     try:
         validator = jsonschema.Draft202012Validator(dict(tool.parameters))
         error = jsonschema.exceptions.best_match(validator.iter_errors(dict(arguments)))
-    except jsonschema.exceptions.SchemaError:
-        return ""  # a tool with a broken schema validates its own input
+    except Exception as exc:  # noqa: BLE001 - any failure to validate is the schema's
+        detail = (str(exc).strip().splitlines() or [""])[0][:200]
+        return "tool.invalid_schema", f"{type(exc).__name__}: {detail}"
     if error is None:
-        return ""
+        return None
     where = ".".join(str(p) for p in error.absolute_path)
-    return f"{where + ': ' if where else ''}{error.message}"
+    return "tool.invalid_arguments", f"{where + ': ' if where else ''}{error.message}"
 
 
 def _new_call_id() -> str:

@@ -9,7 +9,7 @@ from typing import Any
 from clawcore.sessions.transcript import message_from_entry
 from clawcore.types import Message
 
-__all__ = ["SessionHistory"]
+__all__ = ["INTERRUPTED", "SessionHistory", "paired"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class SessionHistory:
                 first_kept = _int(entry.get("firstKeptSeq"), next_seq)
             elif kind == "usage":
                 tokens += _int(entry.get("input"), 0) + _int(entry.get("output"), 0)
-        context = _paired([(seq, m) for seq, m in messages if seq >= first_kept])
+        context = paired([(seq, m) for seq, m in messages if seq >= first_kept])
         return cls(context, summary, compactions, flushed_at, flushes, next_seq, visible, tokens, channel)
 
 
@@ -79,7 +79,7 @@ class SessionHistory:
 INTERRUPTED = "[no result: the turn was interrupted before this tool call finished]"
 
 
-def _paired(context: list[tuple[int, Message]]) -> tuple[tuple[int, Message], ...]:
+def paired(context: Iterable[tuple[int, Message]]) -> tuple[tuple[int, Message], ...]:
     """The context with every tool call answered and every tool result matched to its call.
 
     Chat APIs refuse a history in which an assistant's tool call has no result before the next
