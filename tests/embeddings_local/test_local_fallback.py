@@ -9,6 +9,7 @@ import clawcore_embeddings_local
 import pluggy
 import pytest
 from clawcore.memory import open_memory
+from tiny_onnx import write_encoder
 
 NOTES = (
     "# Decisions\n\n"
@@ -74,3 +75,37 @@ def test_another_model_file_is_another_vector_space(
         memory.sync()
         assert memory.status()["model"] == "other-export@sha256:8199be6f699a"
         assert memory.search("which database will we move to").mode == "hybrid"
+
+
+@pytest.mark.parametrize(("dims", "nan", "why"), [
+    (0, False, "gives vectors of shape (0,), not of 1 or more dims"),
+    (4, True, "gives vectors that are not finite"),
+])
+def test_a_model_without_usable_vectors_falls_back_at_start(
+    workspace: Path, with_plugin: pluggy.PluginManager, bundle_files: tuple[Path, Path], tmp_path: Path,
+    dims: int, nan: bool, why: str,
+) -> None:
+    folder = tmp_path / "odd-model"
+    write_encoder(folder / "model.onnx", dims, nan=nan)
+    shutil.copyfile(bundle_files[1], folder / "tokenizer.json")
+    config = {"memory": {"embeddings": {"provider": "local", "local": {"modelPath": str(folder)}}}}
+    with open_memory(workspace, config, plugin_manager=with_plugin, index_path=tmp_path / "i.sqlite") as memory:
+        assert memory.provider is None
+        assert memory.status()["mode"] == "fts-only"
+        memory.sync()
+        response = memory.search("PostgreSQL")
+        assert response.mode == "fts-only" and why in response.reason
+        assert "PostgreSQL" in response.results[0].snippet
+
+
+def test_a_tiny_encoder_is_a_working_model(
+    workspace: Path, with_plugin: pluggy.PluginManager, bundle_files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder = tmp_path / "tiny-model"
+    write_encoder(folder / "model.onnx", 8)
+    shutil.copyfile(bundle_files[1], folder / "tokenizer.json")
+    config = {"memory": {"embeddings": {"provider": "local", "local": {"modelPath": str(folder)}}}}
+    with open_memory(workspace, config, plugin_manager=with_plugin, index_path=tmp_path / "i.sqlite") as memory:
+        assert memory.provider is not None and memory.provider.dims == 8
+        memory.sync()
+        assert memory.search("PostgreSQL").mode == "hybrid"

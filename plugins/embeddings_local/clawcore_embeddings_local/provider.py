@@ -85,8 +85,22 @@ class LocalEmbeddingProvider:
                 "attention_mask; export the model as a sentence-transformers/BERT-style ONNX encoder"
             )
         self._output = self._session.get_outputs()[0].name
-        [probe] = self._run([self._prefix + self._suffix])[0]
-        self.dims = int(probe.shape[0])
+        self.dims = self._probe()
+
+    def _probe(self) -> int:
+        """The model's vector size, from one run on empty text; a model that gives no usable vector is refused."""
+        fix = "export the model as a sentence-transformers/BERT-style ONNX encoder"
+        try:
+            [probe] = self._run([self._prefix + self._suffix])[0]
+        except Exception as exc:  # ORT's own errors, or an output of a shape pooling cannot read
+            raise ProviderUnavailable(
+                f"{self.files.onnx} fails on a test input ({describe_error(exc)}); {fix}"
+            ) from exc
+        if probe.ndim != 1 or probe.shape[0] < 1:
+            raise ProviderUnavailable(f"{self.files.onnx} gives vectors of shape {probe.shape}, not of 1 or more dims; {fix}")
+        if not np.isfinite(probe).all():
+            raise ProviderUnavailable(f"{self.files.onnx} gives vectors that are not finite (NaN or infinity); {fix}")
+        return int(probe.shape[0])
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], home: Path) -> LocalEmbeddingProvider:
