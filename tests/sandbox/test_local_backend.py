@@ -459,3 +459,19 @@ def test_built_from_config_it_creates_the_missing_runtime_entries_it_covers(tmp_
     home = Path(os.path.realpath(tmp_path))
     assert backend.placeholders[home / "sessions"] is True and backend.placeholders[home / "clawcore.yaml"] is False
     assert backend.placeholders[home / "audit" / "audit.jsonl"] is False
+
+
+@pytest.mark.skipif("unshare" not in ISOLATIONS or os.geteuid() != 0, reason="needs unshare, run as root")
+def test_unshare_as_root_leaves_the_kernels_settings_read_only(tmp_path: Path) -> None:
+    from clawcore.sandbox.local import _can_mask
+
+    if not _can_mask():
+        pytest.skip("mount or setpriv cannot run in a new namespace here")
+    before = Path("/proc/sys/kernel/core_pattern").read_text()
+    result = LocalSandbox(isolation="unshare").run(
+        "echo '|/bin/true' > /proc/sys/kernel/core_pattern; echo 1 > /proc/sys/kernel/printk_ratelimit; "
+        "grep -E ' /(sys|proc/sys) ' /proc/self/mounts", cwd=tmp_path, timeout_s=10)
+    assert Path("/proc/sys/kernel/core_pattern").read_text() == before
+    mounts = {line.split()[1]: line.split()[3].split(",") for line in result.stdout.splitlines()}
+    assert "ro" in mounts["/proc/sys"] and "ro" in mounts["/sys"], result
+    assert result.stderr.count("Read-only file system") == 2, result

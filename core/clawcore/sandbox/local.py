@@ -381,7 +381,7 @@ class LocalSandbox:
                 # bubblewrap hides, then drop every capability so the command cannot uncover it.
                 make_placeholders(self.placeholders, functools.partial(self._writable_under_unshare, cwd))
                 dirs, files = self._masked([cwd])
-                prelude = self._pinned(cwd, [*map(Path, dirs), *map(Path, files)])
+                prelude = self._pinned(cwd, [*map(Path, dirs), *map(Path, files)]) + _kernel_read_only()
                 prelude += "".join(f"{_tool('mount')} -t tmpfs -o size=4k,mode=000 clawcore-hidden {shlex.quote(d)} && "
                                    for d in dirs)
                 prelude += "".join(f"{_tool('mount')} --bind /dev/null {shlex.quote(f)} && " for f in files)
@@ -620,6 +620,21 @@ def covering(paths: Iterable[Path], keep: Sequence[Path] = ()) -> tuple[list[Pat
         else:  # a file, or a socket
             files.append(real)
     return dirs, files
+
+
+def _kernel_read_only() -> str:
+    """Shell that, as root, makes the kernel's settings read-only in the command's mount namespace:
+    ``/proc/sys`` (``core_pattern`` would run a program as root outside every namespace), ``/sys``
+    (``uevent_helper``; bound without what is mounted below it, such as cgroups), ``/proc/sysrq-trigger``.
+    As another user they are not writable."""
+    if os.geteuid() != 0:
+        return ""
+    mount = _tool("mount")
+    line = (f"{mount} --bind /proc/sys /proc/sys && {mount} -o remount,bind,ro /proc/sys && "
+            f"{mount} --bind /sys /sys && {mount} -o remount,bind,ro,nosuid,nodev,noexec /sys && ")
+    if os.path.exists("/proc/sysrq-trigger"):
+        line += f"{mount} --bind /dev/null /proc/sysrq-trigger && "
+    return line
 
 
 def _pins(paths: Iterable[Path]) -> set[Path]:
