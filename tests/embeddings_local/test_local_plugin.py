@@ -13,7 +13,7 @@ import pytest
 from clawcore.config import load_config
 from clawcore.errors import ConfigError
 from clawcore.hooks import Hooks
-from clawcore_embeddings_local import LocalEmbeddingProvider
+from clawcore_embeddings_local import LocalEmbeddingProvider, LocalSettings
 
 
 def test_entry_point_is_found() -> None:
@@ -67,6 +67,40 @@ def test_bad_config_is_one_clear_error(
 def test_python_api_checks_settings_too(tmp_path: Path, section: dict) -> None:
     with pytest.raises(ConfigError, match="memory.embeddings.local"):
         LocalEmbeddingProvider.from_settings(section, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("section", "accepted"),
+    [
+        ({"threads": 1.0, "batchSize": 8.0}, {"threads": 1, "batch_size": 8}),  # JSON counts 8.0 an integer
+        ({"threads": 1.5}, None),
+        ({"batchSize": 2000.0}, None),
+        ({"batchSize": 0}, None),
+        ({"modelPath": ""}, None),
+        ({"modelPath": "   "}, None),
+    ],
+)
+def test_config_check_and_the_provider_agree(
+    clawcore_home: Path, plugin_manager: pluggy.PluginManager, register_plugin, section: dict,
+    accepted: dict | None,
+) -> None:
+    """What `config check` passes starts; what it refuses is refused at start with the same words."""
+    register_plugin(clawcore_embeddings_local, name="embeddings_local")
+    data = {"memory": {"embeddings": {"local": section}}}
+    if accepted is None:
+        with pytest.raises(ConfigError) as checked:
+            load_config(clawcore_home, data=data, pm=plugin_manager)
+        with pytest.raises(ConfigError) as started:
+            LocalSettings.from_mapping(section, clawcore_home)
+        key = next(iter(section))
+        assert key in str(checked.value) and key in str(started.value)
+        if key == "modelPath":
+            assert "must be a non-empty path" in str(checked.value) and "must be a non-empty path" in str(started.value)
+        return
+    config = load_config(clawcore_home, data=data, pm=plugin_manager)
+    parsed = LocalSettings.from_mapping(config.section("memory.embeddings.local"), clawcore_home)
+    for name, value in accepted.items():
+        assert getattr(parsed, name) == value and type(getattr(parsed, name)) is int
 
 
 def test_import_is_cheap() -> None:

@@ -36,6 +36,8 @@ SCHEMA: Mapping[str, Any] = {
         },
         "modelPath": {
             "type": ["string", "null"],
+            "pattern": "\\S",
+            "x-error": "is no path: modelPath must be a non-empty path (or null)",
             "default": None,
             "description": "A folder holding model.onnx and tokenizer.json, or an .onnx file with "
             "tokenizer.json beside it. Relative paths are under $CLAWCORE_HOME.",
@@ -111,9 +113,12 @@ class LocalSettings:
 
 
 def _integer(settings: Mapping[str, Any], key: str, default: int, low: int, high: int) -> int:
+    """An integer setting; ``8.0`` is the integer 8, as JSON Schema (and so ``config check``) counts it."""
     value = settings.get(key, default)
     if value is None:
         return default
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ConfigError(f"{key} must be an integer from {low} to {high}, not {value!r}", path=SECTION)
     return value
