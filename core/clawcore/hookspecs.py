@@ -177,6 +177,9 @@ def message_received(message: Message, context: HookContext) -> Verdict | None:
 def before_prompt_build(context: HookContext) -> Sequence[PromptSection] | PromptSection | None:
     """Called before the system prompt is assembled for a model call.
 
+    The agent asks again before every model call of a turn, after the tool results of
+    the previous round arrived, so an answer may depend on them. Keep it cheap.
+
     :param context: the session.
     :returns: sections to add to the system prompt, or None. All answers are
         collected and sorted by ``order``.

@@ -2,12 +2,12 @@
 
 A turn fires the runtime hooks in this order::
 
-    message_received → before_message_write (user) → before_prompt_build
-    → [memory flush → compaction, when due] → model call
+    message_received → before_message_write (user)
+    → before_prompt_build → [memory flush → compaction, when due] → model call
     → for each tool call: runtime.call_tool (decide_tool_call + before_tool_call,
       the tool in its sandbox, after_tool_call, tool_result_persist)
       → before_message_write (tool result)
-    → … more model calls while the model asks for tools …
+    → … before_prompt_build and more model calls while the model asks for tools …
     → before_message_write (reply) → message_sending → the reply
 
 ``session_start`` fires when a session opens, ``session_end`` when it closes.
@@ -206,13 +206,15 @@ class Session:
                     "rules": list(verdict.rules), "source": verdict.source}, session_id=self.id)
         self._write(inbound, keep=True)
 
-        sections = self._prompt_sections()
         tools = [tool for tool in self.runtime.tools.values() if self._offers(tool.name)]
         calls: list[ToolCall] = []
         input_tokens = output_tokens = 0
         flushes_before, compactions_before = self._flush_total, self.compaction_count
         reply_text = ""
         for _ in range(max(1, self.settings.max_tool_rounds)):
+            # Built again for every model call: what the last round's tools returned may change them
+            # (a monitor's security notice once untrusted content arrived), and the model reads it now.
+            sections = self._prompt_sections()
             self._maintain(sections)
             system = self._system_prompt(sections)
             try:
