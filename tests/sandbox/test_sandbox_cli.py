@@ -61,3 +61,23 @@ def test_info_describes_the_boundary(coding_home: Path, capsys: pytest.CaptureFi
     out = capsys.readouterr().out
     assert out.startswith("backend: local") and "isolation" in out
     assert "web_fetch: any public host; private network denied" in out
+
+
+def test_output_is_exact_into_a_pipe_and_cannot_drive_a_terminal(coding_home: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    title = r"printf 'a\033]0;pwned\007b\n'"
+    assert main(["sandbox", "run", "--", title]) == 0
+    assert capsys.readouterr().out == "a\x1b]0;pwned\x07b\n"  # a pipe gets what the command wrote
+    leader, follower = pty.openpty()
+    env = {**os.environ, "CLAWCORE_HOME": str(coding_home)}
+    done = subprocess.run([str(Path(sys.executable).with_name("clawcore")), "sandbox", "run", "--", title],
+                          stdout=follower, stderr=subprocess.DEVNULL, env=env, timeout=60)
+    os.close(follower)
+    seen = os.read(leader, 4096).decode()
+    os.close(leader)
+    assert done.returncode == 0 and "a\\u001b]0;pwned\\u0007b" in seen and "\x1b" not in seen

@@ -10,6 +10,7 @@ import click
 from clawcore.cli.params import FiniteRange
 from clawcore.cli.state import CliState
 from clawcore.folders import make_folder
+from clawcore.text import printable
 from clawcore.types import Action, Decision, ToolCall
 
 
@@ -59,10 +60,12 @@ def run(state: CliState, backend_name: str | None, timeout_s: float | None, word
     runtime.audit("sandbox.run", {"command": line, "backend": result.backend or backend.name,
                                   "exit_code": result.exit_code, "timed_out": result.timed_out,
                                   "seconds": result.duration_s}, session_id="cli-sandbox")
+    # What the command wrote, exactly into a pipe or a file; on a terminal it may not drive it (escapes shown).
     if result.stdout:
-        click.echo(result.stdout, nl=False)  # exactly what the command wrote
+        click.echo(printable(result.stdout) if sys.stdout.isatty() else result.stdout, nl=False)
     if result.stderr:
-        click.echo(result.stderr, nl=not result.stderr.endswith("\n"), err=True)
+        click.echo(printable(result.stderr) if sys.stderr.isatty() else result.stderr,
+                   nl=not result.stderr.endswith("\n"), err=True)
     notes = []
     if result.timed_out:
         notes.append("timed out")
