@@ -73,7 +73,8 @@ def test_another_model_file_is_another_vector_space(
     config = {"memory": {"embeddings": {"local": {"modelPath": str(folder)}}}}
     with open_memory(workspace, config, plugin_manager=with_plugin, index_path=index) as memory:
         memory.sync()
-        assert memory.status()["model"] == "other-export@sha256:8199be6f699a"
+        assert memory.status()["model"].startswith("path:other-export@sha256:")
+        assert memory.status()["model"] != "path:other-export@sha256:8199be6f699a"  # not the file's hash alone
         assert memory.search("which database will we move to").mode == "hybrid"
 
 
@@ -109,3 +110,27 @@ def test_a_tiny_encoder_is_a_working_model(
         assert memory.provider is not None and memory.provider.dims == 8
         memory.sync()
         assert memory.search("PostgreSQL").mode == "hybrid"
+
+
+def test_a_new_window_or_tokenizer_is_another_vector_space(
+    workspace: Path, with_plugin: pluggy.PluginManager, bundle_files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder = tmp_path / "all-MiniLM-L6-v2"  # named like the catalogued model, but not it
+    folder.mkdir()
+    shutil.copyfile(bundle_files[0], folder / "model.onnx")
+    shutil.copyfile(bundle_files[1], folder / "tokenizer.json")
+    config = {"memory": {"embeddings": {"local": {"modelPath": str(folder)}}}}
+    index = tmp_path / "i.sqlite"
+    models = []
+    for change in ("", '{"max_seq_length": 64}', "tokenizer"):
+        if change == "tokenizer":
+            (folder / "tokenizer.json").write_text((folder / "tokenizer.json").read_text() + "\n")
+        elif change:
+            (folder / "sentence_bert_config.json").write_text(change)
+        with open_memory(workspace, config, plugin_manager=with_plugin, index_path=index) as memory:
+            report = memory.sync()
+            models.append(memory.status()["model"])
+            assert report.embedded == report.chunks > 0 and report.cached == 0  # no vector of another space
+    assert len(set(models)) == 3
+    assert all(m.startswith("path:all-MiniLM-L6-v2@sha256:") for m in models)
+    assert "all-MiniLM-L6-v2@sha256:8199be6f699a" not in models

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import shutil
 import sys
@@ -32,7 +33,9 @@ def corrupt(path: Path) -> None:
 def test_model_path_folder_works_and_names_the_vector_space(model_folder: Path, tmp_path: Path) -> None:
     provider = LocalEmbeddingProvider.from_settings({"modelPath": str(model_folder)}, tmp_path)
     assert provider.files.source == "path"
-    assert provider.model == f"my-minilm@sha256:{sha256_of(model_folder / 'model.onnx')[:12]}"
+    recipe = (f"onnx {sha256_of(model_folder / 'model.onnx')}\ntokenizer {sha256_of(model_folder / 'tokenizer.json')}"
+              "\nwindow 256\n")
+    assert provider.model == f"path:my-minilm@sha256:{hashlib.sha256(recipe.encode()).hexdigest()[:12]}"
     assert len(provider.embed(["hello"])[0]) == 384
 
 

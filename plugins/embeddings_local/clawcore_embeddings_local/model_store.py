@@ -37,8 +37,10 @@ _PROBE_TIMEOUT_S = 10.0
 class ModelFiles:
     """A verified model on disk, ready to load."""
 
-    #: Written to the index meta: the name plus the ONNX file's hash, so a
-    #: different file (another quantisation, a new export) is another vector space.
+    #: Written to the index meta and keying the embedding cache: the name plus a hash of what makes
+    #: the vectors — for a catalogued model its pinned ONNX file (the catalogue pins the rest); for
+    #: a modelPath model the ONNX file, the tokenizer and the window, behind ``path:`` so that no
+    #: folder can pass for a catalogued model.
     model_id: str
     onnx: Path
     tokenizer: Path
@@ -243,7 +245,10 @@ def _from_path(path: Path, pinned: str | None) -> ModelFiles:
             f"{onnx} has SHA-256 {digest[:16]}…, but sha256 pins {pinned[:16]}…; "
             "restore the pinned file or update sha256"
         )
-    return ModelFiles(_model_id(name, digest), onnx, tokenizer, _window(folder), "path")
+    window = _window(folder)
+    recipe = f"onnx {digest}\ntokenizer {sha256_of(tokenizer)}\nwindow {window}\n"
+    vectors = hashlib.sha256(recipe.encode()).hexdigest()
+    return ModelFiles(_model_id(f"path:{name}", vectors), onnx, tokenizer, window, "path")
 
 
 def _window(folder: Path) -> int:
