@@ -181,3 +181,22 @@ def test_cli_search_says_it_rebuilds_an_index_built_with_other_settings(clawcore
 def test_watch_refuses_intervals_that_would_spin_or_overflow(clawcore_home: Path, capsys, args: list[str]) -> None:
     code, _, err = _cli(capsys, "watch", *args)
     assert code == 2 and "Invalid value" in err
+
+
+def test_cli_says_why_search_is_keyword_only(clawcore_home: Path, monkeypatch, capsys) -> None:
+    pytest.importorskip("clawcore_embeddings_local")
+    monkeypatch.delenv("CLAWCORE_LOAD_PLUGINS", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    token = "ghp_" + "Zq8Lw2Xv9Kp4Rt7Ny3Md6Bf1Hs5Jc0Ge2Ua8"
+    missing = clawcore_home / "models" / token  # a credential pasted where a path belongs
+    (clawcore_home / "clawcore.yaml").write_text(
+        f"memory:\n  embeddings:\n    provider: auto\n    local:\n      modelPath: {missing}\n")
+    (clawcore_home / "workspace" / "MEMORY.md").write_text("# Prefs\n\nThe user prefers green tea.\n")
+    code, out, err = _cli(capsys, "index")
+    assert code == 0 and "keyword search only" in out
+    [note] = [line for line in err.splitlines() if line.startswith("note: ")]
+    assert "local: modelPath" in note and "holds no ONNX model" in note
+    code, out, _ = _cli(capsys, "status")
+    skipped = [line.strip() for line in out.splitlines() if line.strip().startswith("skipped: ")]
+    assert any(line.startswith("skipped: local: modelPath") for line in skipped)
+    assert token not in out + err + note

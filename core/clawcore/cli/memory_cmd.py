@@ -30,7 +30,8 @@ def command() -> None:
         quiet.addHandler(logging.NullHandler())
 
 
-def _print_report(report: SyncReport) -> None:
+def _print_report(report: SyncReport, reason: str = "") -> None:
+    """The sync's summary; ``reason``: why no embedding provider runs, said unless a warning said it."""
     click.echo(
         f"{report.files} files, {report.chunks} chunks, {report.embedded} embedded, {report.cached} cached, "
         f"{report.seconds:.2f}s" + (" (rebuilt)" if report.rebuilt else "")
@@ -38,6 +39,12 @@ def _print_report(report: SyncReport) -> None:
     )
     for warning in report.warnings:
         click.echo(redact(f"warning: {warning}"), err=True)
+    if reason and not report.provider and not any(reason in warning for warning in report.warnings):
+        click.echo(redact(f"note: {reason}"), err=True)
+
+
+def _no_provider_reason(memory: Memory) -> str:
+    return "" if memory.provider is not None else str(memory.status()["reason"] or "")
 
 
 @command.command("index")
@@ -45,7 +52,9 @@ def _print_report(report: SyncReport) -> None:
 @click.pass_obj
 def index(state: CliState, force: bool) -> None:
     """Bring the index up to date with the Markdown files."""
-    _print_report(_sync_showing_progress(state.runtime().memory, "indexing", force=force))
+    memory = state.runtime().memory
+    report = _sync_showing_progress(memory, "indexing", force=force)
+    _print_report(report, _no_provider_reason(memory))
 
 
 def _sync_showing_progress(memory: Memory, label: str, *, force: bool = False) -> SyncReport:
@@ -128,6 +137,8 @@ def status(state: CliState, as_json: bool) -> None:
         click.echo(f"{key:>16}: {info[key]}")
     if info["reason"]:
         click.echo(f"{'reason':>16}: {info['reason']}")
+    for skipped in info["skippedProviders"]:  # also those passed over for a provider that works
+        click.echo(f"{'skipped':>16}: {skipped}")
     for warning in info["warnings"]:
         click.echo(f"warning: {warning}", err=True)
 
