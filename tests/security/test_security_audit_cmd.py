@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -348,3 +349,26 @@ def test_a_typo_in_the_allow_list_is_an_info_finding(home: Path, capsys: pytest.
     [typo] = [f for f in _by_check(report, "tools.policy") if "group:runtim," in f["message"]]
     assert typo["severity"] == "info"  # allows nothing more than before: a notice
     assert {f["severity"] for f in report["findings"]} <= set(SEVERITIES)
+
+
+def test_a_deep_credentials_tree_is_checked_without_recursion(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _config(home, {})
+    (home / "credentials").mkdir(mode=0o700)
+    fd = os.open(home / "credentials", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(1100):
+            os.mkdir("d", 0o700, dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(os.open("key", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+        os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
+    try:
+        code, report = _audit(capsys, home)
+    finally:
+        subprocess.run(["rm", "-rf", str(home / "credentials" / "d")], check=True)
+    assert code == 1
+    assert any(f["path"].endswith("/d/key") and f["severity"] == "critical" for f in _by_check(report, "permissions"))

@@ -277,14 +277,21 @@ def _check(path: Path, anchors: list[Path], *, folder: bool = False, secret: boo
 
 
 def _contents(folder: Path) -> list[Path]:
-    """Every file and link under ``folder``, found without following links."""
-    if _lstat(folder) is None or not folder.is_dir():
-        return []
+    """Every file and link under ``folder``, found without following links (and without recursion)."""
     found: list[Path] = []
-    for root, dirs, names in os.walk(folder):
-        found += [Path(root) / name for name in sorted(names)]
-        found += [Path(root) / name for name in sorted(dirs) if (Path(root) / name).is_symlink()]
-        dirs.sort()
+    stack = [folder] if _lstat(folder) is not None and folder.is_dir() else []
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            else:
+                found.append(Path(entry.path))
     return found
 
 
@@ -299,8 +306,7 @@ def _permissions(config: Config, audit_paths: list[Path], key_dir: Path) -> Iter
         checks.append((config.path, {"link_ok": True}))
     checks += [(path, {}) for path in audit_paths]
     for folder in (key_dir, home / "credentials"):
-        checks += [(path, {"secret": True, "public": path.parent == key_dir and path.name.endswith(".pub")})
-                   for path in _contents(folder)]
+        checks += [(path, {"secret": True, "public": path.name.endswith(".pub")}) for path in _contents(folder)]
     checks += [(home / ".env", {"secret": True}), (home / "index" / "memory.sqlite", {})]
     if (home / "sessions").is_dir():  # transcripts hold whole conversations
         checks += [(path, {}) for path in sorted((home / "sessions").glob("*.jsonl"))]
