@@ -82,19 +82,48 @@ def plan_compaction(messages: Sequence[Message], keep_recent_tokens: int) -> Com
     return CompactionPlan(keep_from)
 
 
-def summarise(model: ChatModel, older: Sequence[Message], previous_summary: str | None) -> str:
-    """Ask the model for one summary of ``older`` (and of the previous summary, if any)."""
-    lines: list[str] = []
-    if previous_summary:
-        lines.append(f"[earlier summary]\n{previous_summary.strip()}\n")
-    for message in older:
-        text = message.content
-        if len(text) > _SUMMARY_INPUT_CAP:
-            text = text[: _SUMMARY_INPUT_CAP // 2] + "\n[…]\n" + text[-_SUMMARY_INPUT_CAP // 2 :]
-        calls = "".join(
-            f"\n  -> {c.name}({json.dumps(dict(c.arguments), ensure_ascii=False)[:300]})" for c in message.tool_calls
-        )
-        lines.append(f"[{message.role}] {text}{calls}")
-    reply = model.complete([Message("system", SUMMARY_SYSTEM), Message("user", "\n".join(lines))])
-    summary = reply.content.strip()
+def summarise(model: ChatModel, older: Sequence[Message], previous_summary: str | None, *,
+              budget_tokens: int) -> str:
+    """Ask the model for one summary of ``older`` (and of the previous summary, if any).
+
+    No request is larger than ``budget_tokens`` (at four characters a token): each message is cut
+    to a few thousand characters, and messages that do not fit one request are summarised in
+    chunks, oldest first, each request folding in the summary so far.
+    """
+    limit = max(1, budget_tokens) * 4
+    line_chars = min(_SUMMARY_INPUT_CAP, limit // 4)
+    summary = previous_summary.strip() if previous_summary else ""
+    chunk: list[str] = []
+    used = 0
+    for line in (_line(message, line_chars) for message in older):
+        room = limit - len(SUMMARY_SYSTEM) - len(summary) - 32
+        if chunk and used + len(line) + 1 > room:
+            summary = _ask(model, summary, chunk)
+            chunk, used = [], 0
+        chunk.append(line)
+        used += len(line) + 1
+    if chunk:
+        summary = _ask(model, summary, chunk)
     return summary or "(the summariser returned nothing; see the transcript for the full history)"
+
+
+def _ask(model: ChatModel, summary: str, lines: Sequence[str]) -> str:
+    """One summariser request: the summary so far, then the next messages."""
+    earlier = [f"[earlier summary]\n{summary}\n"] if summary else []
+    reply = model.complete([Message("system", SUMMARY_SYSTEM), Message("user", "\n".join([*earlier, *lines]))])
+    return reply.content.strip()
+
+
+def _line(message: Message, limit: int) -> str:
+    """One message for the summariser, its text and tool calls in at most about ``limit`` characters."""
+    calls = "".join(
+        f"\n  -> {c.name}({json.dumps(dict(c.arguments), ensure_ascii=False)[:300]})" for c in message.tool_calls
+    )
+    return _clip(f"[{message.role}] {message.content}{calls}", limit)
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text`` in about ``limit`` characters: its start and end, with a mark where the middle was."""
+    if len(text) <= limit:
+        return text
+    return text[: limit // 2] + "\n[…]\n" + text[len(text) - limit // 2:]

@@ -216,6 +216,7 @@ class Session:
             # (a monitor's security notice once untrusted content arrived), and the model reads it now.
             sections = self._prompt_sections()
             self._maintain(sections)
+            self._make_room()
             system = self._system_prompt(sections)
             try:
                 answer = self.model.complete([Message("system", system), *self.messages], tools)
@@ -236,9 +237,11 @@ class Session:
             # The caller sees the calls as written (a canary masked); the tools get them as the model made them.
             written = {c.id: c for c in assistant.tool_calls}
             try:
+                # The results of one reply share one budget: together they are what the next call must fit.
+                limit = self._result_limit(len(requested))
                 for call in requested:
                     calls.append(written.get(call.id, call))
-                    result_text = self._fitted(self._run_tool(call))
+                    result_text = _cut(self._run_tool(call), limit, "it is larger than this model's context allows")
                     self._write(Message("tool", result_text, tool_call_id=call.id, channel=self.channel), keep=True)
             except BaseException:
                 self._answer_open_calls()
@@ -297,20 +300,34 @@ class Session:
         result = self.runtime.call_tool(call.name, call.arguments, context=self.context, call_id=call.id)
         return result.content
 
-    def _fitted(self, text: str) -> str:
-        """A tool result cut to a quarter of the window left after ``reserveTokensFloor``, head and tail kept.
+    def _result_limit(self, results: int) -> int:
+        """Characters each of ``results`` results of one reply may keep: together a quarter of the window
+        left after ``reserveTokensFloor`` (at four characters a token).
 
-        The current turn cannot be compacted away, so one result larger than the context would make
-        every request of the turn fail; the model is told what was left out and can ask for parts.
+        The current turn cannot be compacted away, so results larger than the context would make every
+        request of the turn fail; the model is told what was left out and can ask for parts.
         """
-        budget = max(256, (self.model.context_window - self.settings.reserve_tokens_floor) // 4)
-        limit = budget * 4  # characters, at the estimate of four a token
-        if len(text) <= limit:
-            return text
-        head, tail = text[: limit * 3 // 4], text[-(limit // 4):]
-        left_out = len(text) - len(head) - len(tail)
-        return (f"{head}\n[… {left_out} characters of this result left out: it is larger than this model's "
-                f"context allows; ask for a smaller part …]\n{tail}")
+        budget = max(256, (self.model.context_window - self.settings.reserve_tokens_floor) // 4) * 4
+        return max(_MIN_RESULT_CHARS, budget // max(1, results))
+
+    def _make_room(self) -> None:
+        """Cut the current turn's tool results, oldest first, while the context is past the compaction threshold.
+
+        Compaction keeps the current turn whole, so a turn of many rounds can outgrow the window on its own;
+        the model has read the oldest results already. The transcript keeps them as the model first saw them.
+        """
+        excess = (self.context_tokens - self._compact_at()) * 4  # characters, at four a token
+        last_user = max((i for i, m in enumerate(self.messages) if m.role == "user"), default=0)
+        for index in range(last_user, len(self.messages)):
+            message = self.messages[index]
+            if excess <= 0:
+                return
+            if message.role != "tool" or len(message.content) <= _MIN_RESULT_CHARS:
+                continue
+            cut = _cut(message.content, max(_MIN_RESULT_CHARS, len(message.content) - excess - _NOTE_CHARS),
+                       "this turn outgrew the model's context")
+            excess -= len(message.content) - len(cut)
+            self.messages[index] = replace(message, content=cut)
 
     # -- prompt ----------------------------------------------------------------
 
@@ -362,6 +379,11 @@ class Session:
         return sum(len(m.content.encode("utf-8")) + sum(len(str(c.arguments)) for c in m.tool_calls)
                    for m in self.messages)
 
+    def _compact_at(self) -> int:
+        """Tokens at which the context is compacted: ``window − reserveTokensFloor``, at least half the window."""
+        window = self.model.context_window
+        return max(window - self.settings.reserve_tokens_floor, window // 2)
+
     def _maintain(self, sections: Sequence[PromptSection]) -> None:
         """Flush memory when due, then compact when due — never the other way round."""
         self._last_sections = sections
@@ -370,7 +392,7 @@ class Session:
         window = self.model.context_window
         tokens = self.context_tokens
         over_size = self._active_bytes() >= self.settings.max_transcript_bytes
-        compact_at = max(window - self.settings.reserve_tokens_floor, window // 2)
+        compact_at = self._compact_at()
         flushed_this_cycle = (self.memory_flush_compaction_count is not None
                               and self.memory_flush_compaction_count == self.compaction_count)
         due = should_run_memory_flush(
@@ -427,7 +449,7 @@ class Session:
         older = plan.older(self.messages)
         self.runtime.hooks.notify("before_compaction", self.context, messages=older, context=self.context)
         try:
-            summary = summarise(self.model, older, self.summary)
+            summary = summarise(self.model, older, self.summary, budget_tokens=self._compact_at())
         except ProviderUnavailable as exc:
             raise ModelUnavailable(f"compaction failed: {exc}") from None
         self.summary = summary
@@ -482,6 +504,20 @@ def _argument_problem(tool: Tool, arguments: Mapping[str, Any]) -> tuple[str, st
         return None
     where = ".".join(str(p) for p in error.absolute_path)
     return "tool.invalid_arguments", f"{where + ': ' if where else ''}{error.message}"
+
+
+#: A tool result is never cut below this many characters; the note saying what was left out is about this long.
+_MIN_RESULT_CHARS = 200
+_NOTE_CHARS = 120
+
+
+def _cut(text: str, limit: int, why: str) -> str:
+    """``text`` in about ``limit`` characters, its first three quarters and last quarter kept, with a note."""
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 3 // 4], text[len(text) - limit // 4:]
+    left_out = len(text) - len(head) - len(tail)
+    return f"{head}\n[… {left_out} characters of this result left out: {why}; ask for a smaller part …]\n{tail}"
 
 
 def _new_call_id() -> str:
