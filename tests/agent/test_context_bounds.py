@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -103,3 +104,33 @@ def test_an_oversized_context_is_summarised_in_requests_that_fit(
     assert len(summarising) >= 2  # in chunks, each folding in the summary so far
     assert all(request_tokens(r.body) <= 6000 for r in summarising)
     assert "[earlier summary]\nsummary of the older messages" in summarising[1].body["messages"][1]["content"]
+
+
+def test_a_summary_too_long_is_cut_and_compaction_does_not_repeat_every_turn(
+        clawcore_home: Path, plugin_manager: Any, openai_server: OpenAIServer) -> None:
+    def answer(body: Mapping[str, Any]) -> Any:
+        if body["messages"][0]["content"].startswith(SUMMARY_SYSTEM[:40]):
+            return text_reply("S" * 200_000)  # a summariser that ignores the length it was asked for
+        if "Memory flush" in (body["messages"][-1].get("content") or ""):
+            return text_reply("NO_REPLY")
+        return text_reply("answer " + "a" * 3000)
+
+    openai_server.on_chat(answer)
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, context_window=WINDOW,
+                           agent={"compaction": {"reserveTokensFloor": 2000, "keepRecentTokens": 1000}})
+    with runtime.session() as session:
+        compactions = [session.send(f"q{turn} " + "u" * 3000).compactions for turn in range(8)]
+        session_id = session.id
+    assert compactions.count(1) == 2  # once a cycle of a few turns, not every turn
+    requests = openai_server.requests_to("chat/completions")
+    assert max(request_tokens(r.body) for r in requests) <= WINDOW
+    summarising = [r.body["messages"][1]["content"] for r in requests
+                   if r.body["messages"][0]["content"].startswith(SUMMARY_SYSTEM[:40])]
+    assert all(s.startswith("(Write at most about 1000 words.)") for s in summarising)
+    entries = runtime.home / "sessions" / f"{session_id}.jsonl"
+    records = [json.loads(line) for line in entries.read_text().splitlines()]
+    for record in (r for r in records if r["type"] == "compaction"):
+        # a quarter of the threshold (6000 tokens), at four characters a token, and the note
+        assert 6000 <= len(record["summary"]) < 6200 and "characters of this summary left out" in record["summary"]
+        # counted like tokensBefore: the system prompt with the summary, then the messages kept
+        assert 1500 < record["tokensAfter"] < record["tokensBefore"]

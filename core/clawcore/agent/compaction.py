@@ -88,30 +88,41 @@ def summarise(model: ChatModel, older: Sequence[Message], previous_summary: str 
 
     No request is larger than ``budget_tokens`` (at four characters a token): each message is cut
     to a few thousand characters, and messages that do not fit one request are summarised in
-    chunks, oldest first, each request folding in the summary so far.
+    chunks, oldest first, each request folding in the summary so far. The summary is asked to stay
+    within, and is cut to, a quarter of the budget: it is in every later request.
     """
     limit = max(1, budget_tokens) * 4
     line_chars = min(_SUMMARY_INPUT_CAP, limit // 4)
-    summary = previous_summary.strip() if previous_summary else ""
+    summary_chars = limit // 4
+    summary = _capped(previous_summary.strip(), summary_chars) if previous_summary else ""
     chunk: list[str] = []
     used = 0
     for line in (_line(message, line_chars) for message in older):
-        room = limit - len(SUMMARY_SYSTEM) - len(summary) - 32
+        room = limit - len(SUMMARY_SYSTEM) - len(summary) - 80
         if chunk and used + len(line) + 1 > room:
-            summary = _ask(model, summary, chunk)
+            summary = _ask(model, summary, chunk, summary_chars)
             chunk, used = [], 0
         chunk.append(line)
         used += len(line) + 1
     if chunk:
-        summary = _ask(model, summary, chunk)
+        summary = _ask(model, summary, chunk, summary_chars)
     return summary or "(the summariser returned nothing; see the transcript for the full history)"
 
 
-def _ask(model: ChatModel, summary: str, lines: Sequence[str]) -> str:
-    """One summariser request: the summary so far, then the next messages."""
+def _ask(model: ChatModel, summary: str, lines: Sequence[str], summary_chars: int) -> str:
+    """One summariser request: the summary so far, then the next messages; the answer capped."""
+    ask = f"(Write at most about {max(20, summary_chars // 6)} words.)\n"
     earlier = [f"[earlier summary]\n{summary}\n"] if summary else []
-    reply = model.complete([Message("system", SUMMARY_SYSTEM), Message("user", "\n".join([*earlier, *lines]))])
-    return reply.content.strip()
+    reply = model.complete([Message("system", SUMMARY_SYSTEM), Message("user", "\n".join([ask, *earlier, *lines]))])
+    return _capped(reply.content.strip(), summary_chars)
+
+
+def _capped(summary: str, limit: int) -> str:
+    """A summary in about ``limit`` characters, its start and end kept, saying how much was left out."""
+    if len(summary) <= limit:
+        return summary
+    head, tail = summary[: limit * 3 // 4], summary[len(summary) - limit // 4:]
+    return f"{head}\n[… {len(summary) - len(head) - len(tail)} characters of this summary left out: it was too long …]\n{tail}"
 
 
 def _line(message: Message, limit: int) -> str:

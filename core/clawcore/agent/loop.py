@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import jsonschema
 
-from clawcore.agent.compaction import estimate_tokens, message_tokens, plan_compaction, summarise
+from clawcore.agent.compaction import estimate_tokens, plan_compaction, summarise
 from clawcore.agent.prompt import MEMORY_SECTION, build_system_prompt, sandbox_section, summary_section
 from clawcore.agent.subagent import SPAWN_SUBAGENT, is_subagent
 from clawcore.config import parse_size
@@ -461,7 +461,7 @@ class Session:
             "type": "compaction", "compactionCount": self.compaction_count, "summary": summary,
             "firstKeptSeq": self._seq_of[0] if self._seq_of else self._seq,
             "summarisedMessages": len(older), "tokensBefore": tokens,
-            "tokensAfter": sum(message_tokens(m) for m in self.messages),
+            "tokensAfter": self.context_tokens,  # counted as tokensBefore was: system prompt, summary, messages
         })
         self.runtime.hooks.notify("after_compaction", self.context, summary=summary,
                                   compaction_count=self.compaction_count, context=self.context)
