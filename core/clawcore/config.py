@@ -194,8 +194,14 @@ def _at_least(validator: Any, minimum: Any, instance: Any, schema: Mapping[str, 
         yield jsonschema.ValidationError(f"{instance!r} is below the least allowed, {minimum}")
 
 
-_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator,
-                                          {"x-ascending": _ascending, "x-at-least": _at_least})
+def _whole_number(checker: Any, instance: object) -> bool:
+    # JSON Schema counts 1.0 as an integer; a setting that counts things (threads, tokens) is written 1.
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator, {"x-ascending": _ascending, "x-at-least": _at_least},
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _whole_number))
 
 
 def clawcore_home(environ: Mapping[str, str] | None = None) -> Path:

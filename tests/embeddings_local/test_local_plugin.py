@@ -72,7 +72,8 @@ def test_python_api_checks_settings_too(tmp_path: Path, section: dict) -> None:
 @pytest.mark.parametrize(
     ("section", "accepted"),
     [
-        ({"threads": 1.0, "batchSize": 8.0}, {"threads": 1, "batch_size": 8}),  # JSON counts 8.0 an integer
+        ({"threads": 1, "batchSize": 8}, {"threads": 1, "batch_size": 8}),
+        ({"threads": 1.0}, None),  # a count is written as a whole number
         ({"threads": 1.5}, None),
         ({"batchSize": 2000.0}, None),
         ({"batchSize": 0}, None),

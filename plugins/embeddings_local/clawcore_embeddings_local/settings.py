@@ -113,12 +113,10 @@ class LocalSettings:
 
 
 def _integer(settings: Mapping[str, Any], key: str, default: int, low: int, high: int) -> int:
-    """An integer setting; ``8.0`` is the integer 8, as JSON Schema (and so ``config check``) counts it."""
+    """An integer setting, written as one (``8``, not ``8.0``), as ``config check`` wants it."""
     value = settings.get(key, default)
     if value is None:
         return default
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ConfigError(f"{key} must be an integer from {low} to {high}, not {value!r}", path=SECTION)
     return value
