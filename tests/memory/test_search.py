@@ -59,6 +59,23 @@ def test_auto_without_installed_providers_falls_back_to_bm25(workspace: Path, op
     assert response.results
 
 
+def test_a_provider_without_a_vector_width_is_skipped(workspace: Path, open_mem, register_plugin) -> None:
+    widthless = HashEmbeddingProvider(name="widthless")
+    widthless.dims = 0
+
+    class Offer:
+        @hookimpl
+        def register_embedding_providers(self, register):
+            register("widthless", lambda settings, home: widthless)
+
+    register_plugin(Offer(), "widthless")
+    memory = open_mem(workspace, provider="widthless")
+    memory.sync()
+    response = memory.search("kayak")
+    assert response.mode == "fts-only" and response.results
+    assert "widthless: makes vectors of 0 dimensions" in response.reason
+
+
 def test_a_misspelled_provider_is_answered_with_the_name_meant(workspace: Path, open_mem) -> None:
     response = open_mem(workspace, provider="opnai").search("kayak")
     assert response.mode == "fts-only" and response.results

@@ -93,6 +93,10 @@ def choose_provider(
         except Exception as exc:  # noqa: BLE001 - a broken optional provider falls back, it does not crash memory
             skipped.append(redact(f"{name}: failed to start ({type(exc).__name__}: {exc})"))
             continue
+        dims = getattr(provider, "dims", None)
+        if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:  # a vector table needs a width
+            skipped.append(redact(f"{name}: makes vectors of {dims!r} dimensions, not a whole number above 0"))
+            continue
         return ProviderChoice(provider, tuple(skipped), degraded=explicit and bool(skipped))
     return ProviderChoice(None, tuple(skipped), degraded=explicit)
 
