@@ -9,6 +9,7 @@ from typing import Any
 
 from clawcore import Tool, ToolResult, hookimpl
 from clawcore.agent.compaction import SUMMARY_SYSTEM
+from clawcore.sessions import SessionStore
 from clawcore.testing.openai_server import OpenAIServer, count_tokens, text_reply, tool_reply
 from test_loop_support import make_runtime
 
@@ -18,11 +19,9 @@ SMALL = {"compaction": {"reserveTokensFloor": 2000}}
 
 def request_tokens(body: Mapping[str, Any]) -> int:
     """What the loopback server counts for a request's messages (the tool calls' text included)."""
-    total = 0
-    for message in body["messages"]:
-        calls = " ".join(c["function"]["name"] + c["function"]["arguments"] for c in message.get("tool_calls") or [])
-        total += count_tokens(" ".join([message.get("content") or "", calls]))
-    return total
+    return sum(count_tokens(" ".join([message.get("content") or "", *(
+        c["function"]["name"] + c["function"]["arguments"] for c in message.get("tool_calls") or [])]))
+        for message in body["messages"])
 
 
 def within_window(answer: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any]], Any]:
@@ -134,3 +133,25 @@ def test_a_summary_too_long_is_cut_and_compaction_does_not_repeat_every_turn(
         assert 6000 <= len(record["summary"]) < 6200 and "characters of this summary left out" in record["summary"]
         # counted like tokensBefore: the system prompt with the summary, then the messages kept
         assert 1500 < record["tokensAfter"] < record["tokensBefore"]
+
+
+def test_the_summariser_s_tokens_count_in_the_session_s_usage(
+        clawcore_home: Path, plugin_manager: Any, openai_server: OpenAIServer) -> None:
+    answered: list[str] = []
+
+    def answer(body: Mapping[str, Any]) -> Any:
+        summarising = body["messages"][0]["content"].startswith(SUMMARY_SYSTEM[:40])
+        flushing = "Memory flush" in (body["messages"][-1].get("content") or "")
+        answered.append("SUMMARY " * 50 if summarising else "NO_REPLY" if flushing else "ok")
+        return text_reply(answered[-1])
+
+    openai_server.on_chat(answer)
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, context_window=WINDOW,
+                           agent={"compaction": {"reserveTokensFloor": 2000, "keepRecentTokens": 500}})
+    with runtime.session() as session:
+        for _turn in range(8):
+            session.send("u" * 4000)
+    [info] = SessionStore(clawcore_home).list()
+    requests = openai_server.requests_to("chat/completions")
+    reported = sum(request_tokens(r.body) for r in requests) + sum(count_tokens(text) for text in answered)
+    assert info.compactions >= 1 and info.tokens == reported

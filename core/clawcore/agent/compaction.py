@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from clawcore.types import ChatModel, Message
 
-__all__ = ["CompactionPlan", "estimate_tokens", "plan_compaction", "summarise"]
+__all__ = ["CompactionPlan", "Summary", "estimate_tokens", "plan_compaction", "summarise"]
 
 #: Per-message framing the chat format adds (role, separators).
 _MESSAGE_OVERHEAD = 4
@@ -82,8 +82,17 @@ def plan_compaction(messages: Sequence[Message], keep_recent_tokens: int) -> Com
     return CompactionPlan(keep_from)
 
 
+@dataclass(frozen=True)
+class Summary:
+    """What the summariser wrote, and the tokens the model reported for it over all its requests."""
+
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
 def summarise(model: ChatModel, older: Sequence[Message], previous_summary: str | None, *,
-              budget_tokens: int) -> str:
+              budget_tokens: int) -> Summary:
     """Ask the model for one summary of ``older`` (and of the previous summary, if any).
 
     No request is larger than ``budget_tokens`` (at four characters a token): each message is cut
@@ -94,11 +103,11 @@ def summarise(model: ChatModel, older: Sequence[Message], previous_summary: str 
     limit = max(1, budget_tokens) * 4
     line_chars = min(_SUMMARY_INPUT_CAP, limit // 4)
     summary_chars = limit // 4
-    summary = _capped(previous_summary.strip(), summary_chars) if previous_summary else ""
+    summary = Summary(_capped(previous_summary.strip(), summary_chars) if previous_summary else "")
     chunk: list[str] = []
     used = 0
     for line in (_line(message, line_chars) for message in older):
-        room = limit - len(SUMMARY_SYSTEM) - len(summary) - 80
+        room = limit - len(SUMMARY_SYSTEM) - len(summary.text) - 80
         if chunk and used + len(line) + 1 > room:
             summary = _ask(model, summary, chunk, summary_chars)
             chunk, used = [], 0
@@ -106,15 +115,18 @@ def summarise(model: ChatModel, older: Sequence[Message], previous_summary: str 
         used += len(line) + 1
     if chunk:
         summary = _ask(model, summary, chunk, summary_chars)
-    return summary or "(the summariser returned nothing; see the transcript for the full history)"
+    if not summary.text:
+        summary = replace(summary, text="(the summariser returned nothing; see the transcript for the full history)")
+    return summary
 
 
-def _ask(model: ChatModel, summary: str, lines: Sequence[str], summary_chars: int) -> str:
+def _ask(model: ChatModel, summary: Summary, lines: Sequence[str], summary_chars: int) -> Summary:
     """One summariser request: the summary so far, then the next messages; the answer capped."""
     ask = f"(Write at most about {max(20, summary_chars // 6)} words.)\n"
-    earlier = [f"[earlier summary]\n{summary}\n"] if summary else []
+    earlier = [f"[earlier summary]\n{summary.text}\n"] if summary.text else []
     reply = model.complete([Message("system", SUMMARY_SYSTEM), Message("user", "\n".join([ask, *earlier, *lines]))])
-    return _capped(reply.content.strip(), summary_chars)
+    return Summary(_capped(reply.content.strip(), summary_chars), summary.input_tokens + reply.input_tokens,
+                   summary.output_tokens + reply.output_tokens)
 
 
 def _capped(summary: str, limit: int) -> str:

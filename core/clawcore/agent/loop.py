@@ -452,18 +452,19 @@ class Session:
             summary = summarise(self.model, older, self.summary, budget_tokens=self._compact_at())
         except ProviderUnavailable as exc:
             raise ModelUnavailable(f"compaction failed: {exc}") from None
-        self.summary = summary
+        self.summary = summary.text
         self.messages = plan.recent(self.messages)
         self._seq_of = self._seq_of[plan.keep_from:]
         self.compaction_count += 1
         self._reported_tokens = 0
         self.transcript.append({
-            "type": "compaction", "compactionCount": self.compaction_count, "summary": summary,
+            "type": "compaction", "compactionCount": self.compaction_count, "summary": summary.text,
             "firstKeptSeq": self._seq_of[0] if self._seq_of else self._seq,
             "summarisedMessages": len(older), "tokensBefore": tokens,
             "tokensAfter": self.context_tokens,  # counted as tokensBefore was: system prompt, summary, messages
+            "usage": {"input": summary.input_tokens, "output": summary.output_tokens},
         })
-        self.runtime.hooks.notify("after_compaction", self.context, summary=summary,
+        self.runtime.hooks.notify("after_compaction", self.context, summary=summary.text,
                                   compaction_count=self.compaction_count, context=self.context)
 
     # -- lifecycle -------------------------------------------------------------

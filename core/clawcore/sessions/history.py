@@ -47,14 +47,14 @@ class SessionHistory:
         channel = "local"
         for entry in entries:
             kind = entry.get("type")
+            usage = entry.get("usage")  # a message's, or the summariser's in a compaction
+            if kind in ("message", "compaction") and isinstance(usage, Mapping):
+                tokens += _int(usage.get("input"), 0) + _int(usage.get("output"), 0)
             if kind == "session":
                 channel = str(entry.get("channel", channel))
             elif kind == "message":
                 seq = _int(entry.get("seq"), next_seq)
                 next_seq = max(next_seq, seq + 1)
-                usage = entry.get("usage")
-                if isinstance(usage, Mapping):
-                    tokens += _int(usage.get("input"), 0) + _int(usage.get("output"), 0)
                 if entry.get("silent"):
                     continue
                 message = message_from_entry(entry)
