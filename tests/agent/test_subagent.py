@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from clawcore import Decision, hookimpl
-from clawcore.sessions import SessionStore
+from clawcore.agent.subagent import parent_of
+from clawcore.sessions import InvalidSessionId, SessionStore
 from clawcore.testing.openai_server import OpenAIServer, text_reply, tool_reply
 from test_loop_support import make_runtime
 
@@ -115,3 +117,22 @@ def test_a_subagent_calling_spawn_anyway_is_refused_without_asking(clawcore_home
     [result] = [e for e in SessionStore(clawcore_home).read(child).entries if e.get("role") == "tool"]
     assert result["content"] == "error: spawn_subagent is not available in this session"
     runtime.close()
+
+
+def test_a_session_with_the_longest_valid_id_can_start_a_subagent(clawcore_home: Path, plugin_manager: Any,
+                                                                   openai_server: OpenAIServer) -> None:
+    openai_server.script(tool_reply("spawn_subagent", {"task": "count the notes"}), text_reply("3 notes"),
+                         text_reply("the helper says 3"))
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, extra=ALLOW_SPAWN)
+    parent_id = "p" * 128
+    with runtime.session(parent_id) as session:
+        assert session.send("ask a helper").text == "the helper says 3"
+    [child] = [info.id for info in SessionStore(clawcore_home).list() if info.id != parent_id]
+    assert parent_of(child) == parent_id
+    assert [e["content"] for e in SessionStore(clawcore_home).read(child).entries if e.get("role") == "assistant"] == [
+        "3 notes"]
+    runtime.close()
+    # The suffix is admitted after a parent id only; a longer id of any other shape is still refused.
+    for too_long in ("p" * 129, "p" * 128 + ".sub-zzzzzzzz", "p" * 128 + ".sub-0123abcd.sub-0123abcd"):
+        with pytest.raises(InvalidSessionId):
+            SessionStore(clawcore_home).path(too_long)

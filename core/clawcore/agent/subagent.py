@@ -1,7 +1,7 @@
 """The ``spawn_subagent`` tool: hand one self-contained task to a child session.
 
 The child runs the same model, tools, policy and monitors as its parent, in
-its own transcript (``<parent>.sub-<n>``), and its final reply comes back to
+its own transcript (``<parent>.sub-<8 hex digits>``), and its final reply comes back to
 the parent as an untrusted tool result. Before it starts, the
 ``subagent_spawning`` deciders answer (strictest wins; a confirm asks the
 confirmation handler). A sub-agent cannot start sub-agents of its own.
@@ -55,6 +55,7 @@ def _spawn(arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
     if decision.action is not Action.ALLOW:
         return ToolResult("denied: " + ("; ".join(decision.reasons) or "sub-agents are not allowed now"),
                           is_error=True, metadata={"decision": decision.action.value, "rules": list(decision.rules)})
+    # The parent's id whole, so parent_of can name it; the session store admits the suffix after any valid id.
     child_id = f"{parent.session_id or 'session'}{_MARK}{uuid.uuid4().hex[:8]}"
     with runtime.session(child_id, channel="subagent") as child:
         reply = child.send(task)

@@ -19,7 +19,9 @@ from clawcore.sessions.transcript import Transcript, TranscriptRead
 
 __all__ = ["InvalidSessionId", "SessionInUse", "SessionInfo", "SessionNotFound", "SessionStore"]
 
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # whole ids only: fullmatch (`$` allows a final \n)
+#: Up to 128 characters, and a sub-agent's suffix (``.sub-`` and 8 hex digits) after a parent id of any valid
+#: length, so every session can start one. Whole ids only: fullmatch (`$` allows a final \n).
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?:\.sub-[0-9a-f]{8})?")
 
 
 class SessionNotFound(ClawcoreError):
