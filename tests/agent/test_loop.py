@@ -399,11 +399,21 @@ def test_tool_rounds_are_bounded(clawcore_home: Path, plugin_manager: Any, regis
                                  openai_server: OpenAIServer) -> None:
     calls: list[Mapping[str, Any]] = []
     register_plugin(echo_plugin(calls), "echo")
-    openai_server.on_chat(lambda body: tool_reply("echo", {"text": "again"}))
+    replies = [tool_reply("echo", {"text": "again"}, content="checking")] * 3 + [text_reply("sorry, I stopped")]
+    openai_server.on_chat(strict_chat(replies))
     runtime = make_runtime(clawcore_home, plugin_manager, openai_server, agent={"maxToolRounds": 3})
     with runtime.session() as session:
         reply = session.send("loop forever")
-    assert len(calls) == 3 and "agent.maxToolRounds" in reply.text
+        assert session.send("what happened?").text == "sorry, I stopped"
+    # three model calls; the last round's call is not run, since no call of this turn could read its result
+    assert len(calls) == 2 and len(reply.tool_calls) == 3
+    assert reply.text == "checking\n\n(stopped after 3 rounds of tool calls; raise agent.maxToolRounds to allow more)"
+    # the transcript holds what the user saw, and the model learns next turn that it was stopped
+    entries = [e for e in SessionStore(clawcore_home).read(session.id).entries if e["type"] == "message"]
+    assert [e["role"] for e in entries[-5:]] == ["assistant", "tool", "assistant", "user", "assistant"]
+    assert entries[-3]["content"] == reply.text and entries[-4]["content"].startswith("[not run: this turn reached")
+    sent = openai_server.requests_to("chat/completions")[3].body["messages"]
+    assert [m["content"] for m in sent[-3:]] == [entries[-4]["content"], reply.text, "what happened?"]
 
 
 def test_a_tool_result_larger_than_the_context_is_cut_before_the_model_sees_it(

@@ -7,7 +7,8 @@ A turn fires the runtime hooks in this order::
     → for each tool call: runtime.call_tool (decide_tool_call + before_tool_call,
       the tool in its sandbox, after_tool_call, tool_result_persist)
       → before_message_write (tool result)
-    → … before_prompt_build and more model calls while the model asks for tools …
+    → … before_prompt_build and more model calls while the model asks for tools
+      (at most agent.maxToolRounds; the last one's tool calls are not run) …
     → before_message_write (reply) → message_sending → the reply
 
 ``session_start`` fires when a session opens, ``session_end`` when it closes.
@@ -211,7 +212,8 @@ class Session:
         input_tokens = output_tokens = 0
         flushes_before, compactions_before = self._flush_total, self.compaction_count
         reply_text = ""
-        for _ in range(max(1, self.settings.max_tool_rounds)):
+        rounds = max(1, self.settings.max_tool_rounds)
+        for round_number in range(1, rounds + 1):
             # Built again for every model call: what the last round's tools returned may change them
             # (a monitor's security notice once untrusted content arrived), and the model reads it now.
             sections = self._prompt_sections()
@@ -236,20 +238,19 @@ class Session:
                 break
             # The caller sees the calls as written (a canary masked); the tools get them as the model made them.
             written = {c.id: c for c in assistant.tool_calls}
+            calls.extend(written.get(call.id, call) for call in requested)
+            if round_number == rounds:
+                reply_text = self._stop(requested, reply_text)
+                break
             try:
                 # The results of one reply share one budget: together they are what the next call must fit.
                 limit = self._result_limit(len(requested))
                 for call in requested:
-                    calls.append(written.get(call.id, call))
                     result_text = _cut(self._run_tool(call), limit, "it is larger than this model's context allows")
                     self._write(Message("tool", result_text, tool_call_id=call.id, channel=self.channel), keep=True)
             except BaseException:
                 self._answer_open_calls()
                 raise
-        else:
-            reply_text = (reply_text + "\n\n" if reply_text else "") + (
-                f"(stopped after {self.settings.max_tool_rounds} rounds of tool calls; "
-                "raise agent.maxToolRounds to allow more)")
 
         outbound = Message("assistant", reply_text, channel=self.channel)
         decision = hooks.message_sending(outbound, self.context)
@@ -271,6 +272,24 @@ class Session:
     def _offers(self, name: str) -> bool:
         """A sub-agent is not offered what it may not use: it cannot start sub-agents of its own."""
         return not (name == SPAWN_SUBAGENT.name and is_subagent(self.id))
+
+    def _stop(self, requested: Sequence[ToolCall], text: str) -> str:
+        """End a turn at ``maxToolRounds``: the last round's calls are not run, the user is told; returns the reply.
+
+        Their results could not reach the model this turn, so they do not run; each is answered saying so,
+        and the reply the user sees goes to the transcript and the context: the model learns it was stopped.
+        """
+        rounds = self.settings.max_tool_rounds
+        self.runtime.audit("agent.max_tool_rounds", {"rounds": rounds, "not_run": [c.name for c in requested]},
+                           session_id=self.id)
+        for call in requested:
+            self._write(Message("tool", f"[not run: this turn reached agent.maxToolRounds ({rounds}); ask for it "
+                                "again in the next turn if it is still needed]", tool_call_id=call.id,
+                                channel=self.channel), keep=True)
+        notice = f"(stopped after {rounds} rounds of tool calls; raise agent.maxToolRounds to allow more)"
+        reply = Message("assistant", f"{text}\n\n{notice}" if text else notice, channel=self.channel,
+                        metadata={"stopped": "maxToolRounds"})
+        return self._write(reply, keep=True).content
 
     def _answer_open_calls(self) -> None:
         """Answer every tool call of the context still without a result, as a resumed session would.
