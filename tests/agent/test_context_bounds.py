@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from clawcore import Tool, ToolResult, hookimpl
+from clawcore import PromptSection, Tool, ToolResult, hookimpl
 from clawcore.agent.compaction import SUMMARY_SYSTEM
 from clawcore.sessions import SessionStore
 from clawcore.testing.openai_server import OpenAIServer, count_tokens, text_reply, tool_reply
@@ -155,3 +155,23 @@ def test_the_summariser_s_tokens_count_in_the_session_s_usage(
     requests = openai_server.requests_to("chat/completions")
     reported = sum(request_tokens(r.body) for r in requests) + sum(count_tokens(text) for text in answered)
     assert info.compactions >= 1 and info.tokens == reported
+
+
+def test_the_summary_is_the_last_section_of_the_system_prompt(
+        clawcore_home: Path, plugin_manager: Any, register_plugin: Any, openai_server: OpenAIServer) -> None:
+    class Sections:
+        @hookimpl
+        def before_prompt_build(self, context: Any) -> list[PromptSection]:
+            return [PromptSection("Plugin default", "at the default order"), PromptSection("Plugin late", "x", order=900)]
+
+    register_plugin(Sections(), "sections")
+    openai_server.on_chat(within_window(lambda body: text_reply("ok")))
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, context_window=WINDOW,
+                           agent={"compaction": {"reserveTokensFloor": 2000, "keepRecentTokens": 500}})
+    with runtime.session() as session:
+        while not session.send("u" * 4000).compactions:
+            pass
+        session.send("and now?")
+    system = openai_server.requests_to("chat/completions")[-1].body["messages"][0]["content"]
+    titles = [line for line in system.splitlines() if line.startswith("## ")]
+    assert titles[-3:] == ["## Plugin default", "## Plugin late", "## Earlier in this conversation (summary)"]

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Self
 import jsonschema
 
 from clawcore.agent.compaction import estimate_tokens, plan_compaction, summarise
-from clawcore.agent.prompt import MEMORY_SECTION, build_system_prompt, sandbox_section, summary_section
+from clawcore.agent.prompt import MEMORY_SECTION, build_system_prompt, sandbox_section
 from clawcore.agent.subagent import SPAWN_SUBAGENT, is_subagent
 from clawcore.config import parse_size
 from clawcore.errors import ClawcoreError, PluginError
@@ -360,8 +360,7 @@ class Session:
         return sections
 
     def _system_prompt(self, sections: Sequence[PromptSection]) -> str:
-        extra = [summary_section(self.summary)] if self.summary else []
-        return build_system_prompt([*sections, *extra], now=self._now(), extra=self.settings.system_prompt)
+        return build_system_prompt(sections, now=self._now(), extra=self.settings.system_prompt, summary=self.summary)
 
     # -- transcript ------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The system prompt: a short identity, then titled sections sorted by order.
+"""The system prompt: a short identity, titled sections sorted by order, the compaction summary last.
 
 The agent adds two sections of its own — Memory (search before answering
 about prior work) and Sandbox (what the shell boundary is) — and every
@@ -36,20 +36,24 @@ def sandbox_section(info: str) -> PromptSection:
 
 
 def summary_section(summary: str) -> PromptSection:
-    """The compaction summary of the older part of this conversation."""
+    """The compaction summary of the older part of this conversation (placed last, whatever its order)."""
     return PromptSection(
         "Earlier in this conversation (summary)",
         "Older messages were compacted into this summary; the full transcript is on disk.\n\n" + summary.strip(),
-        order=90,
     )
 
 
-def build_system_prompt(sections: Sequence[PromptSection], *, now: dt.datetime, extra: str | None = None) -> str:
-    """Identity, the current date and time, then ``sections`` by ``order`` (stable)."""
+def build_system_prompt(sections: Sequence[PromptSection], *, now: dt.datetime, extra: str | None = None,
+                        summary: str | None = None) -> str:
+    """Identity, the current date and time, ``sections`` by ``order`` (stable), then the compaction ``summary``.
+
+    The summary comes last, next to the messages it precedes, after every section whatever order a plugin chose.
+    """
     parts = [IDENTITY]
     if extra:
         parts.append(extra.strip())
     parts.append(f"Current date and time: {now.strftime('%Y-%m-%d %H:%M %Z').strip()} ({now.strftime('%A')}).")
-    for section in sorted(sections, key=lambda s: s.order):
+    ordered = sorted(sections, key=lambda s: s.order)
+    for section in [*ordered, *([summary_section(summary)] if summary else [])]:
         parts.append(f"## {section.title}\n{section.body}")
     return "\n\n".join(parts)
