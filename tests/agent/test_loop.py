@@ -399,21 +399,25 @@ def test_tool_rounds_are_bounded(clawcore_home: Path, plugin_manager: Any, regis
                                  openai_server: OpenAIServer) -> None:
     calls: list[Mapping[str, Any]] = []
     register_plugin(echo_plugin(calls), "echo")
-    replies = [tool_reply("echo", {"text": "again"}, content="checking")] * 3 + [text_reply("sorry, I stopped")]
+    replies = [tool_reply("echo", {"text": "again"}, content="checking")] * 4 + [text_reply("sorry, I stopped")]
     openai_server.on_chat(strict_chat(replies))
     runtime = make_runtime(clawcore_home, plugin_manager, openai_server, agent={"maxToolRounds": 3})
     with runtime.session() as session:
         reply = session.send("loop forever")
         assert session.send("what happened?").text == "sorry, I stopped"
-    # three model calls; the last round's call is not run, since no call of this turn could read its result
-    assert len(calls) == 2 and len(reply.tool_calls) == 3
-    assert reply.text == "checking\n\n(stopped after 3 rounds of tool calls; raise agent.maxToolRounds to allow more)"
-    # the transcript holds what the user saw, and the model learns next turn that it was stopped
+    # three rounds of tools, then a fourth call that reads them; what it asks for is not run, since no call of
+    # this turn could read its result
+    notice = "(stopped after 3 rounds of tool calls; raise agent.maxToolRounds to allow more)"
+    assert len(calls) == 3 and len(reply.tool_calls) == 4
+    assert reply.text == f"checking\n\n{notice}"
+    # the transcript holds what the user saw (the model's text, then the notice), and the model learns next
+    # turn that it was stopped
     entries = [e for e in SessionStore(clawcore_home).read(session.id).entries if e["type"] == "message"]
     assert [e["role"] for e in entries[-5:]] == ["assistant", "tool", "assistant", "user", "assistant"]
-    assert entries[-3]["content"] == reply.text and entries[-4]["content"].startswith("[not run: this turn reached")
-    sent = openai_server.requests_to("chat/completions")[3].body["messages"]
-    assert [m["content"] for m in sent[-3:]] == [entries[-4]["content"], reply.text, "what happened?"]
+    assert entries[-5]["content"] == "checking" and entries[-3]["content"] == notice
+    assert entries[-4]["content"].startswith("[not run: this turn reached")
+    sent = openai_server.requests_to("chat/completions")[4].body["messages"]
+    assert [m["content"] for m in sent[-3:]] == [entries[-4]["content"], notice, "what happened?"]
 
 
 def test_a_tool_result_larger_than_the_context_is_cut_before_the_model_sees_it(

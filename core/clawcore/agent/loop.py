@@ -213,7 +213,8 @@ class Session:
         flushes_before, compactions_before = self._flush_total, self.compaction_count
         reply_text = ""
         rounds = max(1, self.settings.max_tool_rounds)
-        for round_number in range(1, rounds + 1):
+        # `rounds` rounds of tools, then one more call that reads the last round's results.
+        for round_number in range(1, rounds + 2):
             # Built again for every model call: what the last round's tools returned may change them
             # (a monitor's security notice once untrusted content arrived), and the model reads it now.
             sections = self._prompt_sections()
@@ -239,7 +240,7 @@ class Session:
             # The caller sees the calls as written (a canary masked); the tools get them as the model made them.
             written = {c.id: c for c in assistant.tool_calls}
             calls.extend(written.get(call.id, call) for call in requested)
-            if round_number == rounds:
+            if round_number > rounds:
                 reply_text = self._stop(requested, reply_text)
                 break
             try:
@@ -287,9 +288,10 @@ class Session:
                                 "again in the next turn if it is still needed]", tool_call_id=call.id,
                                 channel=self.channel), keep=True)
         notice = f"(stopped after {rounds} rounds of tool calls; raise agent.maxToolRounds to allow more)"
-        reply = Message("assistant", f"{text}\n\n{notice}" if text else notice, channel=self.channel,
-                        metadata={"stopped": "maxToolRounds"})
-        return self._write(reply, keep=True).content
+        # The model's own text is in the message before; this one adds what the user was told.
+        self._write(Message("assistant", notice, channel=self.channel, metadata={"stopped": "maxToolRounds"}),
+                    keep=True)
+        return f"{text}\n\n{notice}" if text else notice
 
     def _answer_open_calls(self) -> None:
         """Answer every tool call of the context still without a result, as a resumed session would.
