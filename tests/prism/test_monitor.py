@@ -630,6 +630,20 @@ def test_unreadable_state_is_moved_aside(tmp_path: Path) -> None:
     assert [key for key, _ in again.items()] == ["s"]
 
 
+def test_a_database_of_another_schema_names_the_way_out_and_is_kept(tmp_path: Path) -> None:
+    import sqlite3
+
+    from clawcore.errors import ClawcoreError
+
+    conn = sqlite3.connect(tmp_path / "state.db")
+    conn.execute("CREATE TABLE risk(a)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ClawcoreError, match="it holds no state this version reads: move it aside to start afresh"):
+        RiskStore(tmp_path, half_life_s=60).load()
+    assert (tmp_path / "state.db").exists() and not (tmp_path / "state.broken").exists()
+
+
 def test_a_busy_state_database_fails_closed_and_is_never_set_aside(make_runtime: Any, clawcore_home: Path,
                                                                    monkeypatch: pytest.MonkeyPatch,
                                                                    capsys: Any) -> None:

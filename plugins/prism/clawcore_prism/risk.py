@@ -231,9 +231,11 @@ class RiskStore:
             self.close()
             if self.read_only or not _unreadable(exc):
                 # Busy, or not to be touched: its locks are still in it, so nothing is moved and no hook allows.
-                raise ClawcoreError(f"prism state {self.path}: {exc}"
-                                    + ("" if _unreadable(exc) else "; every hook is denied until it can be read")
-                                    ) from None
+                foreign = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == sqlite3.SQLITE_ERROR
+                raise ClawcoreError(f"prism state {self.path}: {exc}" + (
+                    "" if _unreadable(exc) else
+                    "; it holds no state this version reads: move it aside to start afresh (its locks are lost)"
+                    if foreign else "; every hook is denied until it can be read")) from None
             for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(FileNotFoundError):
                     os.replace(f"{self.path}{suffix}", f"{self.broken_path}{suffix}")
