@@ -490,9 +490,15 @@ class LocalSandbox:
         timeout = self.timeout_s if timeout_s is None else float(timeout_s)
         cwd = Path(cwd)
         started = time.monotonic()
+        argv, arm = self.argv(command, cwd), None
+        if self.isolation != "bwrap":  # bwrap dies with its parent on its own (--die-with-parent)
+            # Tied to the runtime by setpriv where it is there: a preexec function would cost a full fork.
+            setpriv = shutil.which("setpriv", path=_SYSTEM_PATH)
+            argv, arm = ([setpriv, "--pdeathsig", "KILL", "--", *argv], None) if setpriv else (
+                argv, _die_with_parent(os.getpid()))
         try:
             proc = subprocess.Popen(
-                self.argv(command, cwd),
+                argv,
                 cwd=str(cwd),
                 env=self.environment(cwd, env),
                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -500,7 +506,7 @@ class LocalSandbox:
                 stderr=subprocess.PIPE,
                 start_new_session=True,
                 close_fds=True,
-                preexec_fn=_die_with_parent(os.getpid()),  # noqa: PLW1509 -- two system calls, no lock taken
+                preexec_fn=arm,  # noqa: PLW1509 -- two system calls, no lock taken
             )
         except OSError as exc:
             return ExecResult(127, "", f"cannot start the command: {exc}", duration_s=0.0, backend=self.name)
