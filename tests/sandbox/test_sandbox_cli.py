@@ -70,9 +70,9 @@ def test_output_is_exact_into_a_pipe_and_cannot_drive_a_terminal(coding_home: Pa
     import subprocess
     import sys
 
-    title = r"printf 'a\033]0;pwned\007b\n'"
+    title = r"printf 'a\033]0;pwned\007b\033[31mred\n'"
     assert main(["sandbox", "run", "--", title]) == 0
-    assert capsys.readouterr().out == "a\x1b]0;pwned\x07b\n"  # a pipe gets what the command wrote
+    assert capsys.readouterr().out == "a\x1b]0;pwned\x07b\x1b[31mred\n"  # a pipe gets what the command wrote
     leader, follower = pty.openpty()
     env = {**os.environ, "CLAWCORE_HOME": str(coding_home)}
     done = subprocess.run([str(Path(sys.executable).with_name("clawcore")), "sandbox", "run", "--", title],

@@ -119,7 +119,7 @@ def get(state: CliState, path: str, from_line: int, lines: int | None) -> None:
     """Print lines of a memory file (MEMORY.md or memory/*.md)."""
     text = state.runtime().memory.get(path, from_line=from_line, lines=lines)
     # Exact lines into a pipe or a file; on a terminal, nothing in a note may drive it.
-    click.echo(printable(text) if sys.stdout.isatty() else text)
+    click.echo(printable(text) if sys.stdout.isatty() else text, color=True)  # color: click strips no code
 
 
 @command.command("status")

@@ -61,11 +61,12 @@ def run(state: CliState, backend_name: str | None, timeout_s: float | None, word
                                   "exit_code": result.exit_code, "timed_out": result.timed_out,
                                   "seconds": result.duration_s}, session_id="cli-sandbox")
     # What the command wrote, exactly into a pipe or a file; on a terminal it may not drive it (escapes shown).
+    # (color=True: click would otherwise strip what it takes for colour codes from a pipe.)
     if result.stdout:
-        click.echo(printable(result.stdout) if sys.stdout.isatty() else result.stdout, nl=False)
+        click.echo(printable(result.stdout) if sys.stdout.isatty() else result.stdout, nl=False, color=True)
     if result.stderr:
         click.echo(printable(result.stderr) if sys.stderr.isatty() else result.stderr,
-                   nl=not result.stderr.endswith("\n"), err=True)
+                   nl=not result.stderr.endswith("\n"), err=True, color=True)
     notes = []
     if result.timed_out:
         notes.append("timed out")
