@@ -100,6 +100,13 @@ def test_a_hostile_challenge_is_an_authentication_failure(hostile: Any, frame: A
     assert message in str(info.value) and "\n" not in str(info.value)
 
 
+def test_a_nonce_no_utf8_can_hold_fails_the_handshake_not_the_client(hostile: Any) -> None:
+    url = hostile(_challenge(nonce="\ud800"))
+    with pytest.raises((AuthenticationFailed, GatewayUnavailable)) as info:
+        GatewayClient(url, password=PASSWORD, timeout=5).connect()
+    assert "\n" not in str(info.value)
+
+
 @pytest.mark.parametrize("retry", ["soon", None, [1], True, float("nan"), -5])
 def test_a_lockout_with_a_strange_retry_after(hostile: Any, retry: Any) -> None:
     url = hostile(json.dumps({"type": "error", "error": {"code": "locked_out", "message": "wait",

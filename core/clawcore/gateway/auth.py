@@ -100,7 +100,10 @@ def scrypt_cost_problem(n: object, r: object, p: object) -> str | None:
 
 
 def _mac(key: bytes, role: str, nonce: str, cnonce: str) -> str:
-    return hmac.new(key, f"{LABEL}|{role}|{nonce}|{cnonce}".encode(), hashlib.sha256).hexdigest()
+    # surrogatepass: a peer's nonce may hold a lone surrogate ("\ud800"); its MAC then matches nothing,
+    # which fails the handshake, instead of failing the process that computes it.
+    text = f"{LABEL}|{role}|{nonce}|{cnonce}".encode("utf-8", "surrogatepass")
+    return hmac.new(key, text, hashlib.sha256).hexdigest()
 
 
 def client_mac(key: bytes, nonce: str, cnonce: str) -> str:
