@@ -494,6 +494,12 @@ def test_a_plugin_that_fails_to_offer_its_provider_is_said_and_search_still_answ
                              plugin_manager=plugin_manager, index_path=tmp_path / "idx" / "memory.sqlite")
     assert memory.search("kayak").results
     memory.close()
+    with pytest.warns(RuntimeWarning):
+        named = open_memory(workspace, {"memory": {"embeddings": {"provider": "broken"}}},
+                            plugin_manager=plugin_manager, index_path=tmp_path / "idx" / "memory.sqlite")
+    reason = named.search("kayak").reason
+    named.close()
+    assert "plugin 'broken-provider' failed to register its providers (RuntimeError: model file missing)" in reason
 
 
 class _KeyQuotingPlugin:

@@ -72,9 +72,16 @@ def open_memory(
             pm = get_plugin_manager(PluginSettings.from_sources(section))
         effective = load_config(clawcore_home(), data=raw, pm=pm)
     settings = MemorySettings.from_section(effective.section("memory"))
-    providers = Hooks(pm, on_failure=on_failure or _warn_failure).embedding_providers()
+    broken: list[str] = []
+
+    def failed(hook: str, plugin: str, exc: BaseException, context: Any) -> None:
+        broken.append(f"plugin {plugin!r} failed to register its providers ({type(exc).__name__}: {exc})")
+        (on_failure or _warn_failure)(hook, plugin, exc, context)
+
+    providers = Hooks(pm, on_failure=failed).embedding_providers()
     path = Path(index_path) if index_path is not None else default_index(workspace, effective)
-    return Memory(Path(workspace), settings, home=effective.home, index_path=path, providers=providers)
+    return Memory(Path(workspace), settings, home=effective.home, index_path=path, providers=providers,
+                  broken=broken)
 
 
 def _warn_failure(hook: str, plugin: str, exc: BaseException, context: Any) -> None:

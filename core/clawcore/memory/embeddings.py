@@ -67,12 +67,16 @@ def choose_provider(
     settings: Mapping[str, Any],
     factories: Mapping[str, Callable[[Mapping[str, Any], Path], EmbeddingProvider]],
     home: Path,
+    broken: Sequence[str] = (),
 ) -> ProviderChoice:
     """Walk the chain and return the first provider that can be created.
 
     A factory that raises :class:`ProviderUnavailable` (or anything else: a
     broken optional plugin must not break memory) is skipped with its reason,
     redacted: it reaches status output, warnings and the model's tool results.
+
+    :param broken: plugins whose ``register_embedding_providers`` failed, with why: a provider no plugin
+        offers may be theirs, and the reason says so.
     """
     explicit = str(settings.get("provider", "auto") or "auto") not in ("auto", "none")
     skipped: list[str] = []
@@ -82,6 +86,8 @@ def choose_provider(
             close = difflib.get_close_matches(name, [*factories, *AUTO_CHAIN], n=1)
             hint = (f"pip install clawcore-embeddings-{name}" if name in AUTO_CHAIN
                     else f"no plugin offers it; did you mean {close[0]!r}?" if close else "no plugin offers it")
+            if broken:
+                hint += "; " + "; ".join(broken)
             skipped.append(f"{name}: not installed ({hint})")
             continue
         section = settings.get(name)

@@ -15,7 +15,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
@@ -90,12 +90,13 @@ class Memory:
         home: Path,
         index_path: Path,
         providers: Mapping[str, Callable[[Mapping[str, Any], Path], EmbeddingProvider]],
+        broken: Sequence[str] = (),
     ) -> None:
         self.workspace = Path(workspace).expanduser().absolute()
         self.settings = settings
         self.home = home
         self.index_path = Path(index_path).expanduser().absolute()
-        self._choice: ProviderChoice = choose_provider(settings.embeddings, providers, home)
+        self._choice: ProviderChoice = choose_provider(settings.embeddings, providers, home, broken)
         self.provider: EmbeddingProvider | None = self._choice.provider
         self._lock = threading.RLock()
         self._file_lock = IndexLock(self.index_path.with_name(self.index_path.name + ".lock"))
