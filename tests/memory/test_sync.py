@@ -224,6 +224,7 @@ def test_lines_are_counted_as_an_editor_counts_them(tmp_path: Path, open_mem) ->
 def test_another_folder_gets_an_index_of_its_own(tmp_path: Path, monkeypatch) -> None:
     from clawcore.config import load_config
     from clawcore.memory import default_index, open_memory
+    from clawcore.plugins import get_plugin_manager
 
     home = tmp_path / "home"
     (home / "workspace" / "memory").mkdir(parents=True)
@@ -231,7 +232,8 @@ def test_another_folder_gets_an_index_of_its_own(tmp_path: Path, monkeypatch) ->
     (other / "memory").mkdir(parents=True)
     (other / "MEMORY.md").write_text("otter facts\n")
     monkeypatch.setenv("CLAWCORE_HOME", str(home))
-    config = load_config(home, data={"memory": {"embeddings": {"provider": "none"}}})
+    config = load_config(home, data={"memory": {"embeddings": {"provider": "none"}}},
+                         pm=get_plugin_manager(load_entrypoints=False))
     assert default_index(home / "workspace", config) == home / "index" / "memory.sqlite"
     with open_memory(other, config) as memory:
         assert memory.search("otter").results
