@@ -784,6 +784,17 @@ def test_classifier_alone_escalates_at_its_risk_weight(make_runtime: Any) -> Non
         assert abs(row_quoted["risk"] - weight * third.score) < 0.01
 
 
+def test_a_judge_over_plain_http_to_another_host_is_a_config_error_naming_its_setting() -> None:
+    lan = {"llm": {"model": "openai", "settings": {"baseUrl": "http://192.0.2.2:18556/v1", "model": "judge"}}}
+    with pytest.raises(ConfigError, match=r"prism.llm.settings.baseUrl: .* is plain http:// to a host other than "
+                                          r"loopback.* set allowInsecureHttp: true"):
+        PrismSettings.from_section(lan)
+    lan["llm"]["settings"]["allowInsecureHttp"] = True
+    assert PrismSettings.from_section(lan).llm_settings["baseUrl"] == "http://192.0.2.2:18556/v1"
+    local = {"llm": {"model": "openai", "settings": {"baseUrl": "http://127.0.0.1:11434/v1", "model": "judge"}}}
+    assert PrismSettings.from_section(local).llm_model == "openai"
+
+
 def test_risk_weight_is_a_classifier_setting_only() -> None:
     assert PrismSettings.from_section({"classifier": {"riskWeight": 0.25}}).classifier_risk_weight == 0.25
     with pytest.raises(ConfigError, match="riskWeight"):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from clawcore.config import parse_duration, validate
+from clawcore.http_api import CLEARTEXT_RULE
 from clawcore.errors import ConfigError
 
 __all__ = ["SCHEMA", "PrismSettings", "Thresholds"]
@@ -65,7 +66,10 @@ SCHEMA: dict[str, Any] = {
             "properties": {
                 "model": {"type": ["string", "null"], "default": None,
                           "description": "A model name registered through register_models; null disables."},
-                "settings": {"type": "object", "default": {}, "description": "Passed to the model factory."},
+                # Open to any model's settings; an OpenAI-compatible endpoint's baseUrl is checked as
+                # models.openai's is (plain http only to loopback unless allowInsecureHttp: true).
+                "settings": {"type": "object", "default": {}, "description": "Passed to the model factory.",
+                             "allOf": [CLEARTEXT_RULE]},
                 "band": {"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1},
                          "minItems": 2, "maxItems": 2, "x-ascending": True, "default": [0.3, 0.7]},
                 "timeout": {"type": ["string", "number"], "format": "positive-duration", "default": "5s"},
