@@ -432,6 +432,11 @@ def load_config(
         raise ConfigError(problems, path=str(path) if path else "")
     effective = copy.deepcopy(checked)
     fill_defaults(effective, schema)
+    if os.path.isdir(home / "~"):
+        # Earlier versions put a setting written `~/x` at `$CLAWCORE_HOME/~/x`; it now means the user's home.
+        warnings.warn(f"{home / '~'} is a folder named ~: settings written ~/... (workspace, audit.path, "
+                      "audit.keys) now mean your home directory; move what it holds there", RuntimeWarning,
+                      stacklevel=2)
     return Config(effective, home, path, raw)
 
 

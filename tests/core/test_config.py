@@ -242,3 +242,6 @@ def test_a_path_setting_under_tilde_is_in_the_user_home(clawcore_home, tmp_path,
     config = load_config(clawcore_home, data={"workspace": "~/notes"})
     assert config.workspace == tmp_path / "user" / "notes"
     assert load_config(clawcore_home, data={"workspace": str(tmp_path / "w")}).workspace == tmp_path / "w"
+    (clawcore_home / "~" / "notes").mkdir(parents=True)  # where earlier versions put it
+    with pytest.warns(RuntimeWarning, match=r"is a folder named ~: settings written ~/\.\.\. .* move what it holds"):
+        load_config(clawcore_home, data={"workspace": "~/notes"})
