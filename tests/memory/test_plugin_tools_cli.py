@@ -172,7 +172,8 @@ def test_cli_search_says_it_rebuilds_an_index_built_with_other_settings(clawcore
     (clawcore_home / "clawcore.yaml").write_text("memory:\n  chunking: {tokens: 300, overlap: 60}\n")
     code, out, err = _cli(capsys, "search", "kayak", "--json")
     assert code == 0 and json.loads(out)["results"][0]["path"] == "memory/2024-05-02.md"
-    assert "the index was built with other embedding or chunking settings; rebuilding it first" in err
+    assert ("the index was built with other embedding or chunking settings (chunkTokens: 600 → 300; "
+            "chunkOverlap: 120 → 60); rebuilding it first") in err
     assert "rebuilding" not in _cli(capsys, "search", "kayak")[2]
 
 

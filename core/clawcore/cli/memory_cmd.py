@@ -78,9 +78,11 @@ def _sync_showing_progress(memory: Memory, label: str, *, force: bool = False) -
 def search(state: CliState, query: str, k: int | None, min_score: float | None, as_json: bool) -> None:
     """Search memory by keyword and meaning; print cited results."""
     memory = state.runtime().memory
-    if memory.settings.sync_on_search and memory.status()["pendingRebuild"]:
-        # The search would rebuild it anyway, silently: say so and show how far it is.
-        click.echo("the index was built with other embedding or chunking settings; rebuilding it first", err=True)
+    status = memory.status()
+    if memory.settings.sync_on_search and status["pendingRebuild"]:
+        # The search would rebuild it anyway, silently: say so, why, and show how far it is.
+        click.echo(redact("the index was built with other embedding or chunking settings "
+                          f"({'; '.join(status['rebuildBecause'])}); rebuilding it first"), err=True)
         _sync_showing_progress(memory, "rebuilding")
     response = memory.search(query, max_results=k, min_score=min_score)
     if as_json:

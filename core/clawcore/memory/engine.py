@@ -165,10 +165,14 @@ class Memory:
         is no change of settings: the index keeps its vectors for when the provider is back, and
         keyword search uses it meanwhile. Only the keyword side has to match then.
         """
+        return not self._changes(meta)
+
+    def _changes(self, meta: Mapping[str, str]) -> list[str]:
+        """What differs between the index and this memory's settings (``model: a → b``), for a rebuild's reason."""
         desired = self._desired()
         unavailable = self.provider is None and bool(self._choice.skipped)
         keys = KEYWORD_IDENTITY if unavailable else IDENTITY
-        return all(meta.get(k) == desired[k] for k in keys)
+        return [f"{k}: {meta.get(k) or 'none'} → {desired[k] or 'none'}" for k in keys if meta.get(k) != desired[k]]
 
     @property
     def store(self) -> Store:
@@ -934,7 +938,7 @@ class Memory:
             ).fetchone()
             cached = store.conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
             provider = self.provider
-            matches = self._matches(meta)
+            changes = self._changes(meta)
             if provider is None:
                 vector_store = "none"
             elif store.vec and meta.get("vecTable") == "complete":
@@ -951,7 +955,7 @@ class Memory:
                 "files": files,
                 "chunks": chunks,
                 "cachedEmbeddings": cached,
-                "mode": "hybrid" if provider is not None and matches else "fts-only",
+                "mode": "hybrid" if provider is not None and not changes else "fts-only",
                 "provider": provider.name if provider else None,
                 "model": provider.model if provider else None,
                 "dims": provider.dims if provider else None,
@@ -962,7 +966,8 @@ class Memory:
                 "sqliteVec": store.vec,
                 "vectors": meta.get("vectors", "complete"),
                 "chunking": {"tokens": self.settings.chunking.tokens, "overlap": self.settings.chunking.overlap},
-                "pendingRebuild": not matches,
+                "pendingRebuild": bool(changes),
+                "rebuildBecause": changes,
                 "dirty": dirty,
                 "warnings": list(self._notes),
             }
