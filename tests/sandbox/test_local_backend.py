@@ -105,6 +105,9 @@ def test_env_passthrough_checks_values_too(tmp_path: Path, monkeypatch: pytest.M
     assert "ghp_" not in result.stdout and "Xk9mQ2vR7pLw3z" not in result.stdout
     assert "Hx7vq2LmWz" not in result.stdout and "f3a9c2e1b7d64e0c" not in result.stdout
     assert "should-not-pass" not in result.stdout
+    named = LocalSandbox(isolation="none", pass_env=["DATABASE_URL", "EDITOR"])
+    with pytest.warns(RuntimeWarning, match="sandbox.passEnv names DATABASE_URL, which is not passed to commands"):
+        assert "Xk9mQ2vR7pLw3z" not in named.run("env", cwd=tmp_path, timeout_s=10).stdout
 
 
 def _listening_socket() -> tuple[socket.socket, int]:

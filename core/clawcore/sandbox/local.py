@@ -42,6 +42,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -280,6 +281,7 @@ class LocalSandbox:
         self.writable = tuple(Path(p) for p in writable)
         self.hidden = tuple(Path(p) for p in hidden)
         self.pass_env = tuple(pass_env)
+        self._withheld: set[str] = set()
         self.home = Path(home) if home is not None else None
         self.placeholders = dict(placeholders or {})
         self._live: set[subprocess.Popen[bytes]] = set()
@@ -352,11 +354,17 @@ class LocalSandbox:
         """The scrubbed environment a command gets."""
         env = {k: os.environ[k] for k in BASE_ENV_KEYS if k in os.environ}
         for key, value in os.environ.items():
+            if not any(fnmatchcase(key, pattern) for pattern in self.pass_env):
+                continue
             # A credential under an innocent name (GH_PAT, DATABASE_URL, DB_CONN) stays out too.
-            if any(fnmatchcase(key, pattern) for pattern in self.pass_env) and not any(
-                fnmatchcase(key.upper(), pattern) for pattern in _SECRET_ENV
-            ) and not _SECRET_VALUE.search(value) and not scan_text(value):
+            if not any(fnmatchcase(key.upper(), pattern) for pattern in _SECRET_ENV) \
+                    and not _SECRET_VALUE.search(value) and not scan_text(value):
                 env[key] = value
+            elif key in self.pass_env and key not in self._withheld:
+                # Named outright, and said once: a script that needs it must not just break in silence.
+                self._withheld.add(key)
+                warnings.warn(f"sandbox.passEnv names {key}, which is not passed to commands: its name or value "
+                              "looks like a credential", RuntimeWarning, stacklevel=2)
         env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
         env.setdefault("LANG", "C.UTF-8")
         env["HOME"] = str(cwd)
