@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from clawcore.config import parse_duration, validate
-from clawcore.http_api import CLEARTEXT_RULE
 from clawcore.errors import ConfigError
+from clawcore.http_api import CLEARTEXT_RULE
 
 __all__ = ["SCHEMA", "PrismSettings", "Thresholds"]
 
