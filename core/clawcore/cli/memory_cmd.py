@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from clawcore.cli.output import echo_exact
 from clawcore.cli.params import FiniteRange
 from clawcore.cli.state import CliState
 from clawcore.memory.results import SyncReport
@@ -120,8 +121,7 @@ def search(state: CliState, query: str, k: int | None, min_score: float | None, 
 def get(state: CliState, path: str, from_line: int, lines: int | None) -> None:
     """Print lines of a memory file (MEMORY.md or memory/*.md)."""
     text = state.runtime().memory.get(path, from_line=from_line, lines=lines)
-    # Exact lines into a pipe or a file; on a terminal, nothing in a note may drive it.
-    click.echo(printable(text) if sys.stdout.isatty() else text, color=True)  # color: click strips no code
+    echo_exact(text)  # exact lines into a pipe or a file; on a terminal, nothing in a note may drive it
 
 
 @command.command("status")

@@ -7,10 +7,10 @@ import sys
 
 import click
 
+from clawcore.cli.output import echo_exact
 from clawcore.cli.params import FiniteRange
 from clawcore.cli.state import CliState
 from clawcore.folders import make_folder
-from clawcore.text import printable
 from clawcore.types import Action, Decision, ToolCall
 
 
@@ -60,13 +60,10 @@ def run(state: CliState, backend_name: str | None, timeout_s: float | None, word
     runtime.audit("sandbox.run", {"command": line, "backend": result.backend or backend.name,
                                   "exit_code": result.exit_code, "timed_out": result.timed_out,
                                   "seconds": result.duration_s}, session_id="cli-sandbox")
-    # What the command wrote, exactly into a pipe or a file; on a terminal it may not drive it (escapes shown).
-    # (color=True: click would otherwise strip what it takes for colour codes from a pipe.)
     if result.stdout:
-        click.echo(printable(result.stdout) if sys.stdout.isatty() else result.stdout, nl=False, color=True)
+        echo_exact(result.stdout, nl=False)
     if result.stderr:
-        click.echo(printable(result.stderr) if sys.stderr.isatty() else result.stderr,
-                   nl=not result.stderr.endswith("\n"), err=True, color=True)
+        echo_exact(result.stderr, err=True, nl=not result.stderr.endswith("\n"))
     notes = []
     if result.timed_out:
         notes.append("timed out")
