@@ -149,3 +149,27 @@ def test_pipeline_redacts_secrets_in_tool_results(rt: Runtime) -> None:
     assert not result.is_error, result.content
     assert TOKEN not in result.content and "ghp_***redacted***" in result.content
     assert result.untrusted
+
+
+KEY_BODY = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" + str(n) * 12 for n in range(6)]
+
+
+@pytest.mark.parametrize("offset", [2, 4])
+def test_a_window_opening_inside_a_private_key_masks_its_lines(rt: Runtime, offset: int) -> None:
+    rt.workspace.mkdir(parents=True, exist_ok=True)
+    key = ["-----BEGIN RSA PRIVATE KEY-----", *KEY_BODY, "-----END RSA PRIVATE KEY-----"]
+    (rt.workspace / "deploy-notes.txt").write_text("\n".join(["note", *key, "after the key"]) + "\n")
+    result = rt.call_tool("read_file", {"path": "deploy-notes.txt", "offset": offset + 1}, context=rt.context("s1"))
+    assert not result.is_error, result.content
+    assert not any(line in result.content for line in KEY_BODY)
+    lines = result.content.splitlines()
+    assert lines[-1] == "after the key" and len(lines) == len(key) + 2 - offset
+    assert result.metadata["from"] == offset + 1
+
+
+def test_a_window_below_a_finished_key_is_left_as_it_is(rt: Runtime) -> None:
+    rt.workspace.mkdir(parents=True, exist_ok=True)
+    key = ["-----BEGIN PRIVATE KEY-----", *KEY_BODY, "-----END PRIVATE KEY-----"]
+    (rt.workspace / "pem.txt").write_text("\n".join([*key, "plain line", "another"]) + "\n")
+    result = call(rt, "read_file", path="pem.txt", offset=len(key) + 1)
+    assert result.content == "plain line\nanother\n"

@@ -17,6 +17,7 @@ Bad arguments come back as an error result with one clear line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +26,7 @@ import jsonschema
 from clawcore.config import parse_duration, parse_size
 from clawcore.errors import ClawcoreError
 from clawcore.folders import make_folder
+from clawcore.security.secrets import MARK, scan_text
 from clawcore.types import Tool, ToolResult
 
 __all__ = ["BASH", "EDIT_FILE", "READ_FILE", "WEB_FETCH", "WRITE_FILE", "builtin_tools"]
@@ -121,13 +123,30 @@ def _read_file(arguments: Mapping[str, Any], context: Any) -> ToolResult:
             break
         out.append(line)
         size += len(line)
-    content = "".join(out)
+    content = _mask_cut_secrets(text, sum(map(len, lines[:start - 1])), "".join(out))
     shown_to = start - 1 + len(out)
     more = shown_to < len(lines) and "limit" not in args or len(out) < len(chosen)
     if more:
         content += f"\n[... {len(lines) - shown_to} more lines; call read_file with offset={shown_to + 1}]"
     return ToolResult(content, untrusted=True,
                       metadata={"path": args["path"], "from": start, "to": shown_to, "lines": len(lines)})
+
+
+def _mask_cut_secrets(text: str, begin: int, window: str) -> str:
+    """``window`` (``text[begin:]`` cut short) with the part of a credential that started before it masked.
+
+    The redaction hook sees only what the tool returns: a window opening below a private
+    key's BEGIN line holds key lines that are recognisable as a key only with their header.
+    Masked line by line, so the window keeps its line numbers.
+    """
+    if not begin:
+        return window
+    for finding in scan_text(text[:begin + len(window)]):
+        if finding.start < begin < finding.end:
+            cut = min(finding.end - begin, len(window))
+            masked = re.sub(r"[^\r\n]+", MARK, window[:cut])
+            return masked + window[cut:]
+    return window
 
 
 def _write_file(arguments: Mapping[str, Any], context: Any) -> ToolResult:
