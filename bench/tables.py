@@ -78,4 +78,13 @@ def command_line(script: str) -> str:
             skip = not skip
             continue
         args.append(f"'{arg}'" if " " in arg else arg)
-    return " ".join([f".bench-venv/bin/python bench/{script}", *args])
+    return " ".join([f"{_interpreter()} bench/{script}", *args])
+
+
+def _interpreter() -> str:
+    """The Python that runs this bench, as a path from the checkout (``.venv/bin/python``) where it is one."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        return str(Path(sys.executable).absolute().relative_to(root))
+    except ValueError:
+        return "python"
