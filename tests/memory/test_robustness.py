@@ -525,3 +525,29 @@ def test_a_key_in_a_provider_message_is_never_shown(workspace: Path, tmp_path: P
     with memory:
         shown = json.dumps([memory.status(), memory.search("database").to_dict(), memory.sync().warnings])
     assert "no API key: set sk-proj-" in shown and _KeyQuotingPlugin.KEY not in shown + caplog.text
+
+
+def test_an_index_cut_by_another_chunker_is_rebuilt_with_its_citations_right(
+    workspace: Path, tmp_path: Path, plugin_manager
+) -> None:
+    index = tmp_path / "idx" / "memory.sqlite"
+    (workspace / "memory" / "2024-06-01.md").write_text("# June\n\npage one\fpage two\nthe canoe trip\n")
+    memory = open_memory(workspace, {}, plugin_manager=plugin_manager, index_path=index)
+    memory.sync()
+    memory.close()
+    # An index from an older chunker: no version in its meta, and the trip cited a line too far
+    # (a form feed counted as a line break).
+    with sqlite3.connect(index) as conn:
+        conn.execute("DELETE FROM meta WHERE key = 'chunker'")
+        conn.execute("UPDATE chunks SET start_line = start_line + 1, end_line = end_line + 1 "
+                     "WHERE path = 'memory/2024-06-01.md'")
+    conn.close()
+    memory = open_memory(workspace, {}, plugin_manager=plugin_manager, index_path=index)
+    try:
+        assert memory.status()["rebuildBecause"] == ["chunker: none → 2"]
+        assert memory.sync().rebuilt
+        hit = memory.search("canoe trip").results[0]
+        assert hit.citation == "memory/2024-06-01.md#L1-L4"
+        assert not memory.status()["pendingRebuild"]
+    finally:
+        memory.close()

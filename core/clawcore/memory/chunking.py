@@ -13,7 +13,11 @@ from dataclasses import dataclass
 
 from clawcore.memory.tokens import estimate_tokens, is_cjk
 
-__all__ = ["Chunk", "ChunkingSettings", "chunk_markdown"]
+__all__ = ["CHUNKER_VERSION", "Chunk", "ChunkingSettings", "chunk_markdown"]
+
+#: Changes when the same text would be cut into other chunks or cited at other lines
+#: (2: lines counted as an editor counts them); an index built by another version is rebuilt.
+CHUNKER_VERSION = "2"
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")

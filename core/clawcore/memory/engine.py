@@ -24,7 +24,7 @@ from typing import Any, Self
 import numpy as np
 
 from clawcore.errors import MemoryAccessError
-from clawcore.memory.chunking import Chunk, chunk_markdown, split_lines
+from clawcore.memory.chunking import CHUNKER_VERSION, Chunk, chunk_markdown, split_lines
 from clawcore.memory.embeddings import ProviderChoice, choose_provider, embed_checked
 from clawcore.memory.fts import FTS_SCHEME, fts_text, match_expression
 from clawcore.memory.locking import IndexLock
@@ -44,9 +44,9 @@ log = logging.getLogger("clawcore.memory")
 Progress = Callable[[int, int], None]
 
 #: Meta keys whose change means the whole index must be rebuilt.
-IDENTITY = ("schema", "fts", "provider", "model", "dims", "chunkTokens", "chunkOverlap")
+IDENTITY = ("schema", "fts", "provider", "model", "dims", "chunker", "chunkTokens", "chunkOverlap")
 #: The part of it keyword search depends on: all that must match while no provider can start.
-KEYWORD_IDENTITY = ("schema", "fts", "chunkTokens", "chunkOverlap")
+KEYWORD_IDENTITY = ("schema", "fts", "chunker", "chunkTokens", "chunkOverlap")
 #: Index files up to this size get SQLite's integrity check when opened.
 _CHECK_ON_OPEN_BYTES = 64 * 1024 * 1024
 #: Longer queries are searched by their beginning (and the response says so): a question, not a document.
@@ -154,6 +154,7 @@ class Memory:
             "provider": p.name if p else "none",
             "model": p.model if p else "",
             "dims": str(p.dims if p else 0),
+            "chunker": CHUNKER_VERSION,
             "chunkTokens": str(self.settings.chunking.tokens),
             "chunkOverlap": str(self.settings.chunking.overlap),
         }
