@@ -159,7 +159,7 @@ def test_a_jump_past_both_thresholds_flushes_the_full_context_first(clawcore_hom
     runtime = make_runtime(clawcore_home, plugin_manager, openai_server, agent=SMALL, context_window=4000)
     with runtime.session(clock=lambda: FIXED_NOW) as session:
         session.send("the first message mentions the ORCHID deadline")
-        session.send("a very long paste " + "word " * 3000)
+        session.send("a very long paste " + "word " * 2400)  # past both thresholds, inside the window
     runtime.close()
     [flush_request] = brain.flush_requests
     assert "ORCHID" in str(flush_request["messages"])  # nothing was truncated before the flush
@@ -377,3 +377,23 @@ def test_a_failed_flush_defers_compaction_and_is_tried_again(clawcore_home: Path
     assert ["error" in e for e in flushes] == [True, False]
     kinds = [e["type"] for e in entries if e["type"] in ("flush", "compaction")]
     assert kinds == ["flush", "flush", "compaction"]
+
+
+def test_a_context_already_past_the_window_flushes_its_newest_part(clawcore_home: Path, plugin_manager: Any,
+                                                                   openai_server: OpenAIServer) -> None:
+    brain = Brain()
+    openai_server.on_chat(brain)
+    runtime = make_runtime(clawcore_home, plugin_manager, openai_server, context_window=3000,
+                           agent={"compaction": {"reserveTokensFloor": 500,
+                                                 "memoryFlush": {"softThresholdTokens": 500}}})
+    with runtime.session(clock=lambda: FIXED_NOW) as session:
+        session.send("the ORCHID deadline " + "x " * 2000)
+        assert not brain.flush_requests
+        session.send("the PELICAN review " + "y " * 4400)  # the context jumps past the 3000-token window
+    runtime.close()
+    [request] = brain.flush_requests
+    sent = sum(len(str(m.get("content") or "")) for m in request["messages"])
+    assert sent / 4 < 3000  # what the model is asked to read fits its window
+    assert "PELICAN" in str(request["messages"]) and "ORCHID" not in str(request["messages"])
+    [flushed] = [e for e in SessionStore(clawcore_home).read(session.id).entries if e["type"] == "flush"]
+    assert flushed["writes"] == 1 and "error" not in flushed

@@ -436,7 +436,14 @@ class Session:
             self._write(message, keep=False, silent=True, **extra)
 
         flush = MemoryFlush(self.runtime, self.model, self.context, write, max_rounds=self.settings.flush_max_rounds)
-        outcome = flush.run(self._system_prompt(sections), self.messages, self._now())
+        system_prompt = self._system_prompt(sections)
+        messages = self.messages
+        if tokens >= self.model.context_window:
+            # The model would refuse the whole context: the flush reads its newest part, as much as
+            # fits under the compaction threshold (a resumed session, a model switched to a smaller window).
+            plan = plan_compaction(messages, max(1, self._compact_at() - estimate_tokens([], system_prompt)))
+            messages = plan.recent(messages) if plan is not None else messages
+        outcome = flush.run(system_prompt, messages, self._now())
         # Recorded with the count of the cycle it belongs to, before any compaction increments it. A flush
         # that failed does not count: the cycle's notes are still unsaved, and the next turn tries again.
         if not outcome.error:
